@@ -1,0 +1,58 @@
+/** Time, ids and randomness are injected everywhere, so a test or a simulation can fix them. */
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+  /** Resolves after `ms` of this clock's time; rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    }),
+};
+
+export interface IdGenerator {
+  next(): string;
+}
+
+export const randomIds: IdGenerator = { next: () => crypto.randomUUID() };
+
+/** Deterministic ids: `prefix-1`, `prefix-2`, ... */
+export function sequentialIds(prefix = "id"): IdGenerator {
+  let n = 0;
+  return { next: () => `${prefix}-${++n}` };
+}
+
+export interface Random {
+  /** Uniform in [0, 1). */
+  next(): number;
+}
+
+export const systemRandom: Random = { next: () => Math.random() };
+
+/** Seeded PRNG (mulberry32): same seed, same sequence, on any machine. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return {
+    next() {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The decider: three pure functions that are the whole of an actor's logic.
+ * The runtime (`runtime.ts`) persists what `decide` returns and only then lets anything leave
+ * the process; `evolve` is the only code that runs during recovery.
+ */
+
+/** Anything with a `type` tag: commands and events are plain JSON objects. */
+export interface Typed {
+  type: string;
+}
+
+/** A request to something outside, with a key that names the business action (`order:42:payment`). */
+export interface EffectRequest {
+  kind: string;
+  /** Stable idempotency key. Derive it from business identity, never from an attempt or a random id. */
+  key: string;
+  input: unknown;
+  /** Do not run before this time (epoch ms): a durable timer. */
+  notBefore?: number;
+}
+
+/** A command for another actor, delivered at least once and deduplicated by the receiver's inbox. */
+export interface MessageRequest {
+  /** Receiver address `type/id`, e.g. `warehouse/main`. */
+  to: string;
+  /** Stable delivery id, e.g. `order:42:picklist`. */
+  id: string;
+  command: Typed;
+}
+
+/** An integration event for other bounded contexts, published through the outbox after commit. */
+export interface PublishRequest {
+  /** Stable event id; also the broker's dedup id. */
+  eventId: string;
+  type: string;
+  /** Producing bounded context, e.g. `payment`. */
+  source: string;
+  aggregateId: string;
+  /** Set when the producer's stream is ordered; enables sequenced consumers. */
+  aggregateVersion?: number;
+  payload: unknown;
+}
+
+export interface Decision<E extends Typed = Typed> {
+  events?: E[];
+  effects?: EffectRequest[];
+  send?: MessageRequest[];
+  publish?: PublishRequest[];
+  /** Returned to the caller, and stored in the inbox for duplicates of the same message. */
+  reply?: unknown;
+}
+
+/** Inputs `decide` may read besides command and state. Passed in, so `decide` stays pure. */
+export interface DecideContext {
+  /** Actor address, `type/id`. */
+  address: string;
+  /** The id part of the address. */
+  id: string;
+  /** Current time from the injected clock. */
+  now: number;
+  /** Id of the message being handled, when it has one. */
+  messageId: string | undefined;
+  /** Version of the stream the decision is based on. */
+  version: number;
+}
+
+export interface Decider<S, C extends Typed, E extends Typed> {
+  initialState(id: string): S;
+  /** Pure and deterministic: no I/O, no clock, no randomness, no effects. Recovery runs only this. */
+  evolve(state: S, event: E): S;
+  /** Pure: returns events, effects, messages and a reply. Throw `CommandRejectedError` to refuse. */
+  decide(command: C, state: S, context: DecideContext): Decision<E>;
+}
+
+/** Outcomes of effects and deliveries, sent back to the owning actor as commands. */
+export type EffectOutcome =
+  | {
+      type: "oncely.effect.succeeded";
+      key: string;
+      kind: string;
+      result: unknown;
+      attempt: number;
+      /** How the outcome was learned. */
+      via: "run" | "lookup" | "operator";
+    }
+  | {
+      type: "oncely.effect.failed";
+      key: string;
+      kind: string;
+      error: string;
+      attempt: number;
+      via: "run" | "lookup" | "operator";
+    }
+  | {
+      /** Not final: the provider may or may not have acted. A resolver or an operator will settle it. */
+      type: "oncely.effect.unknown";
+      key: string;
+      kind: string;
+      error: string;
+      attempt: number;
+    }
+  | {
+      /** Still unknown after the resolver's budget: it now waits in the reconciliation queue. */
+      type: "oncely.effect.needs-reconciliation";
+      key: string;
+      kind: string;
+      error: string;
+      attempt: number;
+    }
+  | { type: "oncely.message.delivered"; id: string; to: string; reply: unknown }
+  | { type: "oncely.message.rejected"; id: string; to: string; error: string };
+
+export const isEffectOutcome = (command: Typed): command is EffectOutcome =>
+  command.type.startsWith("oncely.effect.") || command.type.startsWith("oncely.message.");
+
+/** Outcomes after which the outbox row is finished; the runtime marks it done in the same commit. */
+export function finalOutcome(command: EffectOutcome): { id: string; outcome: string; result?: unknown } | undefined {
+  switch (command.type) {
+    case "oncely.effect.succeeded":
+      return { id: command.key, outcome: "completed", result: command.result };
+    case "oncely.effect.failed":
+      return { id: command.key, outcome: "failed", result: { error: command.error } };
+    case "oncely.message.delivered":
+      return { id: command.id, outcome: "delivered", result: command.reply };
+    case "oncely.message.rejected":
+      return { id: command.id, outcome: "rejected", result: { error: command.error } };
+    default:
+      return undefined;
+  }
+}
+
+/** The inbox message id under which an outcome is recorded: first final outcome of a key wins. */
+export function outcomeMessageId(command: EffectOutcome): string {
+  switch (command.type) {
+    case "oncely.effect.succeeded":
+    case "oncely.effect.failed":
+      return `${command.key}#outcome`;
+    case "oncely.effect.unknown":
+      return `${command.key}#unknown:${command.attempt}`;
+    case "oncely.effect.needs-reconciliation":
+      return `${command.key}#reconcile`;
+    case "oncely.message.delivered":
+    case "oncely.message.rejected":
+      return `${command.id}#outcome`;
+  }
+}

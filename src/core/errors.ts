@@ -1,0 +1,135 @@
+/**
+ * Every error oncely throws says what happened and whether trying again can help.
+ * `retryable` errors may succeed on a later attempt (a conflict, a lost connection);
+ * terminal ones never will (bad input, a rule of the domain). No transport codes in here:
+ * the HTTP layer maps these to statuses.
+ */
+export abstract class OncelyError extends Error {
+  abstract readonly retryable: boolean;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Trying again with fresh state can succeed. */
+export class RetryableError extends OncelyError {
+  readonly retryable = true;
+  /** Suggested wait before the next attempt, in ms. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+    super(message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
+
+/** Trying again cannot help. */
+export class TerminalError extends OncelyError {
+  readonly retryable = false;
+}
+
+/** Another writer appended to the stream first. Reload and decide again. */
+export class VersionConflictError extends RetryableError {
+  constructor(
+    readonly stream: string,
+    readonly expectedVersion: number,
+    readonly actualVersion: number | undefined,
+  ) {
+    super(
+      `version conflict on stream "${stream}": expected version ${expectedVersion}` +
+        (actualVersion === undefined ? "" : `, found ${actualVersion}`),
+    );
+  }
+}
+
+/** The (consumer, messageId) pair is already in the inbox: the message was handled before. */
+export class DuplicateMessageError extends OncelyError {
+  readonly retryable = false;
+  constructor(
+    readonly consumer: string,
+    readonly messageId: string,
+  ) {
+    super(`message "${messageId}" was already handled by "${consumer}"`);
+  }
+}
+
+/** A sequencing checkpoint moved under us (another consumer instance advanced it). */
+export class CheckpointConflictError extends RetryableError {
+  constructor(
+    readonly consumer: string,
+    readonly source: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(`checkpoint conflict for "${consumer}" on "${source}": expected ${expected}, found ${actual}`);
+  }
+}
+
+/** Input that does not fit the contract (a command, a message, a config value). */
+export class InvalidInputError extends TerminalError {
+  constructor(
+    message: string,
+    readonly issues: readonly string[] = [],
+  ) {
+    super(issues.length ? `${message}: ${issues.join("; ")}` : message);
+  }
+}
+
+/** A domain rule refused the command (e.g. "order already cancelled"). */
+export class CommandRejectedError extends TerminalError {}
+
+/** Two requests used one idempotency key with different inputs. */
+export class IdempotencyKeyReusedError extends TerminalError {
+  constructor(readonly key: string) {
+    super(`idempotency key "${key}" was already used with a different request`);
+  }
+}
+
+/** The same idempotency key is being worked on right now; ask again later. */
+export class OperationInProgressError extends RetryableError {
+  constructor(readonly key: string) {
+    super(`operation "${key}" is in progress`);
+  }
+}
+
+/** The store could not be reached or failed mid-call; the outcome of a write may be unknown. */
+export class StorageUnavailableError extends RetryableError {}
+
+/** No actor type, effect handler or consumer is registered under a name. */
+export class NotRegisteredError extends TerminalError {}
+
+/** Gave up after a bounded number of retries of a retryable failure. */
+export class RetriesExhaustedError extends TerminalError {
+  constructor(
+    message: string,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A named fault point armed by a test fired. Never thrown unless a test arms it. */
+export class InjectedFault extends Error {
+  constructor(readonly point: string) {
+    super(`injected fault at ${point}`);
+    this.name = "InjectedFault";
+  }
+}
+
+/** Turn anything thrown into an Error, once, in one place. */
+export function toError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (typeof thrown === "string") return new Error(thrown);
+  try {
+    return new Error(`non-error thrown: ${JSON.stringify(thrown)}`);
+  } catch {
+    return new Error(`non-error thrown: ${String(thrown)}`);
+  }
+}
+
+/** Whether retrying can help. Unknown errors count as retryable: they are usually I/O. */
+export function isRetryable(thrown: unknown): boolean {
+  if (thrown instanceof OncelyError) return thrown.retryable;
+  return !(thrown instanceof TypeError || thrown instanceof RangeError || thrown instanceof SyntaxError);
+}

@@ -1,0 +1,354 @@
+import type { Commit, EventRecord, Journal, NewOutboxRow } from "../journal/types.js";
+import type { ActorDefinition } from "./actor.js";
+import { parseAddress } from "./address.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "./clock.js";
+import {
+  type Decision,
+  type EffectOutcome,
+  finalOutcome,
+  isEffectOutcome,
+  outcomeMessageId,
+  type Typed,
+} from "./decider.js";
+import { DuplicateMessageError, NotRegisteredError, RetriesExhaustedError, VersionConflictError } from "./errors.js";
+import { type Faults, noFaults } from "./faults.js";
+import { type Logger, silentLogger } from "./logger.js";
+import { Mailboxes } from "./mailbox.js";
+import { recover } from "./recovery.js";
+
+export interface RuntimeOptions {
+  journal: Journal;
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds actors of every state and command type
+  actors: ActorDefinition<any, any, any>[];
+  clock?: Clock;
+  ids?: IdGenerator;
+  faults?: Faults;
+  logger?: Logger;
+  /** Most actors kept in memory; the least recently used idle ones are passivated beyond it. */
+  maxActive?: number;
+  /** An actor unused for this long (ms) is passivated at the next opportunity. */
+  idleMs?: number;
+  /** Reload-and-decide-again attempts after a version conflict before giving up. */
+  maxConflictRetries?: number;
+}
+
+export interface SendOptions {
+  /** Dedup id: a second command with the same id gets the stored reply and changes nothing. */
+  messageId?: string;
+  causationId?: string;
+  correlationId?: string;
+}
+
+export interface SendResult {
+  reply: unknown;
+  /** Stream version after handling. */
+  version: number;
+  /** True when the message id had been handled before and the stored reply was returned. */
+  duplicate: boolean;
+  events: EventRecord[];
+}
+
+interface Activation {
+  state: unknown;
+  version: number;
+  lastUsed: number;
+}
+
+/**
+ * Hosts actors: one serial mailbox per address, state rebuilt from the journal, decisions
+ * committed atomically with their outbox rows and inbox record. Nothing a decision asks for
+ * leaves the process here: the dispatcher and relay read the outbox after the commit.
+ *
+ * Failure window: if `journal.commit` throws for a reason other than a conflict (connection
+ * lost), the commit may or may not have landed. The cached actor is dropped, the error is
+ * rethrown, and the next command reloads from the journal; a retry with the same message id
+ * is then answered from the inbox if the first commit did land.
+ */
+export class Runtime {
+  readonly journal: Journal;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly faults: Faults;
+  readonly logger: Logger;
+  // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
+  private readonly definitions = new Map<string, ActorDefinition<any, any, any>>();
+  private readonly mailboxes = new Mailboxes();
+  /** Insertion order is recency order: an entry is re-inserted on every use. */
+  private readonly active = new Map<string, Activation>();
+  private readonly maxActive: number;
+  private readonly idleMs: number;
+  private readonly maxConflictRetries: number;
+  private closed = false;
+  /** Counters for reports and metrics. */
+  readonly stats = { commands: 0, duplicates: 0, conflicts: 0, recoveries: 0, passivations: 0 };
+
+  constructor(options: RuntimeOptions) {
+    this.journal = options.journal;
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? randomIds;
+    this.faults = options.faults ?? noFaults;
+    this.logger = options.logger ?? silentLogger;
+    this.maxActive = options.maxActive ?? 10_000;
+    this.idleMs = options.idleMs ?? 5 * 60_000;
+    this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    for (const definition of options.actors) {
+      if (this.definitions.has(definition.type)) {
+        throw new NotRegisteredError(`actor type "${definition.type}" registered twice`);
+      }
+      this.definitions.set(definition.type, definition);
+    }
+  }
+
+  has(type: string): boolean {
+    return this.definitions.has(type);
+  }
+
+  definition(address: string) {
+    const { type } = parseAddress(address);
+    const definition = this.definitions.get(type);
+    if (!definition) throw new NotRegisteredError(`no actor type "${type}" is registered (address "${address}")`);
+    return definition;
+  }
+
+  /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
+  send(address: string, command: Typed, options: SendOptions = {}): Promise<SendResult> {
+    const definition = this.definition(address);
+    return this.mailboxes.run(address, () => this.handle(definition, address, command, options));
+  }
+
+  /** Parse a command from outside with the actor's `parseCommand`, then send it. */
+  sendUnknown(address: string, input: unknown, options: SendOptions = {}): Promise<SendResult> {
+    const definition = this.definition(address);
+    const command = definition.parseCommand ? definition.parseCommand(input) : (input as Typed);
+    return this.send(address, command, options);
+  }
+
+  /** Current state of an actor (activating it if needed), read in its mailbox. */
+  state<S = unknown>(address: string): Promise<{ state: S; version: number }> {
+    const definition = this.definition(address);
+    return this.mailboxes.run(address, async () => {
+      const activation = await this.activate(definition, address);
+      return { state: activation.state as S, version: activation.version };
+    });
+  }
+
+  /** Drop an actor's (or every idle actor's) memory; the next command rebuilds it from the journal. */
+  evict(address?: string): void {
+    if (address !== undefined) {
+      this.active.delete(address);
+      return;
+    }
+    for (const key of [...this.active.keys()]) {
+      if (this.mailboxes.idle(key)) this.active.delete(key);
+    }
+  }
+
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.active.clear();
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
+  private async handle(
+    definition: ActorDefinition<any, any, any>,
+    address: string,
+    command: Typed,
+    options: SendOptions,
+  ) {
+    if (this.closed) throw new NotRegisteredError("runtime is closed");
+    this.stats.commands++;
+    const outcome = isEffectOutcome(command) ? (command as EffectOutcome) : undefined;
+    const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
+    const { id } = parseAddress(address);
+
+    for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
+      const activation = await this.activate(definition, address);
+      if (messageId !== undefined) {
+        const prior = await this.journal.getInbox(address, messageId);
+        if (prior) {
+          this.stats.duplicates++;
+          return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
+        }
+      }
+      const now = this.clock.now();
+      const decision: Decision = definition.decide(command, activation.state, {
+        address,
+        id,
+        now,
+        messageId,
+        version: activation.version,
+      });
+      await this.faults.hit("command.accepted");
+
+      const events = decision.events ?? [];
+      let nextState = activation.state;
+      for (const event of events) nextState = definition.evolve(nextState, event);
+      const nextVersion = activation.version + events.length;
+      const commit = this.buildCommit(definition, address, decision, {
+        messageId,
+        options,
+        now,
+        fromVersion: activation.version,
+        nextVersion,
+        nextState,
+        outcome,
+      });
+
+      await this.faults.hit("commit.before");
+      let result: Awaited<ReturnType<Journal["commit"]>>;
+      try {
+        result = await this.journal.commit(commit);
+      } catch (error) {
+        // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
+        this.active.delete(address);
+        if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
+          this.stats.conflicts++;
+          continue;
+        }
+        throw error;
+      }
+      activation.state = nextState;
+      activation.version = result.version;
+      await this.faults.hit("commit.after");
+      return { reply: decision.reply, version: result.version, duplicate: false, events: result.events };
+    }
+    throw new RetriesExhaustedError(
+      `command ${command.type} for ${address} kept conflicting with other writers`,
+      this.maxConflictRetries + 1,
+    );
+  }
+
+  private buildCommit(
+    // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
+    definition: ActorDefinition<any, any, any>,
+    address: string,
+    decision: Decision,
+    context: {
+      messageId: string | undefined;
+      options: SendOptions;
+      now: number;
+      fromVersion: number;
+      nextVersion: number;
+      nextState: unknown;
+      outcome: EffectOutcome | undefined;
+    },
+  ): Commit {
+    const { messageId, options, now } = context;
+    const causationId = messageId ?? options.causationId;
+    const correlationId = options.correlationId;
+    const outbox: NewOutboxRow[] = [];
+    for (const effect of decision.effects ?? []) {
+      outbox.push({
+        id: effect.key,
+        category: "effect",
+        kind: effect.kind,
+        stream: address,
+        payload: { input: effect.input, correlationId: correlationId ?? null },
+        notBefore: effect.notBefore ?? now,
+      });
+    }
+    for (const message of decision.send ?? []) {
+      outbox.push({
+        id: message.id,
+        category: "message",
+        kind: parseAddress(message.to).type,
+        stream: address,
+        payload: { to: message.to, command: message.command, correlationId: correlationId ?? null },
+        notBefore: now,
+      });
+    }
+    for (const event of decision.publish ?? []) {
+      outbox.push({
+        id: event.eventId,
+        category: "event",
+        kind: event.type,
+        stream: address,
+        payload: {
+          eventId: event.eventId,
+          type: event.type,
+          source: event.source,
+          aggregateId: event.aggregateId,
+          ...(event.aggregateVersion === undefined ? {} : { aggregateVersion: event.aggregateVersion }),
+          occurredAt: new Date(now).toISOString(),
+          correlationId: correlationId ?? event.aggregateId,
+          causationId: causationId ?? event.eventId,
+          payload: event.payload,
+        },
+        notBefore: now,
+      });
+    }
+    const done = context.outcome ? finalOutcome(context.outcome) : undefined;
+    const policy = definition.snapshot;
+    const snapshotDue =
+      policy !== undefined &&
+      context.nextVersion > context.fromVersion &&
+      Math.floor(context.nextVersion / policy.every) > Math.floor(context.fromVersion / policy.every);
+    return {
+      stream: address,
+      expectedVersion: context.fromVersion,
+      events: (decision.events ?? []).map((event) => ({
+        eventId: this.ids.next(),
+        type: event.type,
+        data: event,
+        causationId,
+        correlationId,
+      })),
+      outbox,
+      outboxDone: done ? [done] : undefined,
+      inbox: messageId === undefined ? undefined : { consumer: address, messageId, reply: decision.reply ?? null },
+      snapshot:
+        snapshotDue && policy
+          ? { version: context.nextVersion, schemaVersion: policy.schemaVersion, state: context.nextState }
+          : undefined,
+      now,
+    };
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
+  private async activate(definition: ActorDefinition<any, any, any>, address: string): Promise<Activation> {
+    const now = this.clock.now();
+    const cached = this.active.get(address);
+    if (cached) {
+      this.active.delete(address);
+      cached.lastUsed = now;
+      this.active.set(address, cached);
+      return cached;
+    }
+    const { id } = parseAddress(address);
+    const recovered = await recover(this.journal, definition, address, id, this.logger);
+    this.stats.recoveries++;
+    const activation: Activation = { state: recovered.state, version: recovered.version, lastUsed: now };
+    this.active.set(address, activation);
+    this.passivate(now, address);
+    if (recovered.version > 0 && definition.onRecovered) {
+      const commands = definition.onRecovered(recovered.state, { address, id, version: recovered.version });
+      for (const command of commands) {
+        // Queued behind the current task in this actor's mailbox; awaiting here would deadlock.
+        this.send(address, command).catch((error) =>
+          this.logger.warn({ address, command: command.type, err: error }, "command from onRecovered failed"),
+        );
+      }
+    }
+    return activation;
+  }
+
+  /** Bounded memory: drop idle actors past `idleMs`, and the least recently used beyond `maxActive`. */
+  private passivate(now: number, keep: string): void {
+    for (const [key, activation] of this.active) {
+      const overCapacity = this.active.size > this.maxActive;
+      const stale = now - activation.lastUsed > this.idleMs;
+      if (!overCapacity && !stale) break; // recency order: the rest are newer
+      if (key === keep || !this.mailboxes.idle(key)) continue;
+      this.active.delete(key);
+      this.stats.passivations++;
+    }
+  }
+}
+
+export function createRuntime(options: RuntimeOptions): Runtime {
+  return new Runtime(options);
+}

@@ -1,0 +1,329 @@
+import {
+  CheckpointConflictError,
+  DuplicateMessageError,
+  InvalidInputError,
+  VersionConflictError,
+} from "../core/errors.js";
+import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
+import type {
+  ClaimOptions,
+  Commit,
+  CommitResult,
+  DeadLetterFilter,
+  DeadLetterRecord,
+  DocumentRecord,
+  EventRecord,
+  InboxRecord,
+  Journal,
+  OutboxFilter,
+  OutboxRow,
+  OutboxUpdate,
+  ParkedRecord,
+  SnapshotRecord,
+} from "./types.js";
+
+/** What the memory journal's fault hook may do to one commit (simulation only). */
+export type CommitFault = "abort" | "ambiguous" | undefined;
+
+export class StoreFault extends Error {
+  constructor(readonly mode: "abort" | "ambiguous") {
+    super(mode === "abort" ? "simulated store failure: commit aborted" : "simulated store failure after commit");
+    this.name = "StoreFault";
+  }
+}
+
+export interface MemoryJournalOptions {
+  /**
+   * Called before each commit. `abort`: nothing is written and the commit throws.
+   * `ambiguous`: everything is written, then the commit throws (the caller cannot know it landed).
+   */
+  commitFault?: (commit: Commit) => CommitFault;
+}
+
+const key = (...parts: string[]) => parts.join("\u0000");
+
+/**
+ * The journal in memory: for tests and deterministic simulation. Values are copied through JSON
+ * on the way in and out, as a real store would, so callers can never share references with it.
+ */
+export class MemoryJournal implements Journal {
+  readonly backend = "memory";
+  private readonly streams = new Map<string, EventRecord[]>();
+  private readonly snapshots = new Map<string, SnapshotRecord>();
+  private readonly outbox = new Map<string, OutboxRow>();
+  private readonly inbox = new Map<string, InboxRecord>();
+  private readonly checkpoints = new Map<string, number>();
+  private readonly parked = new Map<string, ParkedRecord>();
+  private readonly deadLetters = new Map<string, DeadLetterRecord>();
+  private readonly documents = new Map<string, DocumentRecord>();
+  private readonly listeners = new Set<() => void>();
+  private seq = 0;
+
+  constructor(private readonly options: MemoryJournalOptions = {}) {}
+
+  async migrate(): Promise<void> {}
+
+  async commit(commit: Commit): Promise<CommitResult> {
+    const fault = this.options.commitFault?.(commit);
+    if (fault === "abort") throw new StoreFault("abort");
+    const result = this.apply(commit);
+    if (fault === "ambiguous") throw new StoreFault("ambiguous");
+    return result;
+  }
+
+  /** Validate everything first, then write: all or nothing. */
+  private apply(commit: Commit): CommitResult {
+    const events = commit.events ?? [];
+    if (events.length > 0 && commit.stream === undefined) {
+      throw new InvalidInputError("a commit with events must name its stream");
+    }
+    const stream = commit.stream;
+    const existing = stream === undefined ? [] : (this.streams.get(stream) ?? []);
+    const current = existing.length;
+    if (stream !== undefined && commit.expectedVersion !== undefined && commit.expectedVersion !== current) {
+      throw new VersionConflictError(stream, commit.expectedVersion, current);
+    }
+    if (commit.inbox && this.inbox.has(key(commit.inbox.consumer, commit.inbox.messageId))) {
+      throw new DuplicateMessageError(commit.inbox.consumer, commit.inbox.messageId);
+    }
+    if (commit.checkpoint?.expected !== undefined) {
+      const { consumer, source, expected } = commit.checkpoint;
+      const actual = this.checkpoints.get(key(consumer, source)) ?? 0;
+      if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
+    }
+    const records: EventRecord[] = events.map((event, index) => ({
+      eventId: event.eventId,
+      stream: stream as string,
+      version: current + index + 1,
+      type: event.type,
+      data: copy(event.data),
+      causationId: event.causationId ?? null,
+      correlationId: event.correlationId ?? null,
+      recordedAt: commit.now,
+      schemaVersion: event.schemaVersion ?? 1,
+    }));
+    // Serialize everything before touching state so that a value JSON cannot hold fails the whole commit.
+    const snapshotState = commit.snapshot ? copy(commit.snapshot.state) : undefined;
+    const newRows = (commit.outbox ?? []).map((row) => newOutboxRow(row, commit.now, 0));
+
+    if (stream !== undefined && records.length > 0) this.streams.set(stream, [...existing, ...records]);
+    if (commit.snapshot && stream !== undefined) {
+      this.snapshots.set(stream, {
+        stream,
+        version: commit.snapshot.version,
+        schemaVersion: commit.snapshot.schemaVersion,
+        state: snapshotState,
+        takenAt: commit.now,
+      });
+    }
+    let added = 0;
+    for (const row of newRows) {
+      if (this.outbox.has(row.id)) continue;
+      this.outbox.set(row.id, { ...row, seq: ++this.seq });
+      added++;
+    }
+    for (const done of commit.outboxDone ?? []) {
+      const row = this.outbox.get(done.id);
+      if (!row || row.status === "done") continue;
+      Object.assign(row, {
+        status: "done",
+        outcome: done.outcome,
+        result: copy(done.result ?? null),
+        leaseOwner: null,
+        leaseUntil: null,
+        updatedAt: commit.now,
+      });
+    }
+    if (commit.inbox) {
+      const { consumer, messageId, reply } = commit.inbox;
+      this.inbox.set(key(consumer, messageId), {
+        consumer,
+        messageId,
+        reply: copy(reply ?? null),
+        recordedAt: commit.now,
+      });
+    }
+    if (commit.checkpoint) {
+      const { consumer, source, version } = commit.checkpoint;
+      this.checkpoints.set(key(consumer, source), version);
+    }
+    for (const p of commit.park ?? []) {
+      const k = key(p.consumer, p.source, String(p.version));
+      if (!this.parked.has(k)) this.parked.set(k, { ...p, message: copy(p.message), parkedAt: commit.now });
+    }
+    for (const p of commit.unpark ?? []) this.parked.delete(key(p.consumer, p.source, String(p.version)));
+    for (const d of commit.deadLetters ?? []) {
+      if (!this.deadLetters.has(d.id)) {
+        this.deadLetters.set(d.id, { ...d, payload: copy(d.payload), status: "open", resolvedAt: null });
+      }
+    }
+    for (const d of commit.documents ?? []) {
+      const k = key(d.collection, d.id);
+      if (d.doc === null) this.documents.delete(k);
+      else this.documents.set(k, { collection: d.collection, id: d.id, doc: copy(d.doc), updatedAt: commit.now });
+    }
+    if (added > 0) this.notify();
+    return { version: current + records.length, events: copy(records) };
+  }
+
+  async readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
+    const events = this.streams.get(stream) ?? [];
+    return copy(events.slice(Math.max(0, fromVersion - 1), Math.max(0, fromVersion - 1) + limit));
+  }
+
+  async streamVersion(stream: string): Promise<number> {
+    return this.streams.get(stream)?.length ?? 0;
+  }
+
+  async latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
+    const snapshot = this.snapshots.get(stream);
+    return snapshot ? copy(snapshot) : undefined;
+  }
+
+  async listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
+    return [...this.streams.keys()]
+      .filter((s) => s.startsWith(prefix))
+      .sort()
+      .slice(0, limit);
+  }
+
+  async claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {
+    const rows = [...this.outbox.values()].sort((a, b) => a.seq - b.seq);
+    const claimed: OutboxRow[] = [];
+    for (const row of rows) {
+      if (claimed.length >= options.limit) break;
+      if (!claimable(row, options)) continue;
+      if (
+        options.inStreamOrder &&
+        rows.some(
+          (r) =>
+            r.seq < row.seq &&
+            r.stream === row.stream &&
+            r.category === row.category &&
+            r.status !== "done" &&
+            r.status !== "dead",
+        )
+      ) {
+        continue;
+      }
+      row.leaseOwner = options.owner;
+      row.leaseUntil = options.now + options.leaseMs;
+      row.updatedAt = options.now;
+      claimed.push(copy(row));
+    }
+    return claimed;
+  }
+
+  async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
+    const row = this.outbox.get(id);
+    if (!row || row.leaseOwner !== owner || row.status === "done") return false;
+    applyOutboxUpdate(row, update, now);
+    if (row.status === "pending" || row.status === "resolving") this.notify();
+    return true;
+  }
+
+  async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
+    const row = this.outbox.get(id);
+    if (!row || row.status === "done") return false;
+    applyOutboxUpdate(row, { ...update, releaseLease: true }, now);
+    this.notify();
+    return true;
+  }
+
+  async getOutbox(id: string): Promise<OutboxRow | undefined> {
+    const row = this.outbox.get(id);
+    return row ? copy(row) : undefined;
+  }
+
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {
+    return copy(
+      [...this.outbox.values()]
+        .filter((row) => matchesOutboxFilter(row, filter))
+        .sort((a, b) => a.seq - b.seq)
+        .slice(0, filter.limit ?? Number.POSITIVE_INFINITY),
+    );
+  }
+
+  async getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {
+    const record = this.inbox.get(key(consumer, messageId));
+    return record ? copy(record) : undefined;
+  }
+
+  async pruneInbox(before: number): Promise<number> {
+    let removed = 0;
+    for (const [k, record] of this.inbox) {
+      if (record.recordedAt < before) {
+        this.inbox.delete(k);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async getCheckpoint(consumer: string, source: string): Promise<number> {
+    return this.checkpoints.get(key(consumer, source)) ?? 0;
+  }
+
+  async listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
+    return copy(
+      [...this.parked.values()]
+        .filter((p) => p.consumer === consumer && (source === undefined || p.source === source))
+        .sort((a, b) => (a.source === b.source ? a.version - b.version : a.source < b.source ? -1 : 1)),
+    );
+  }
+
+  async listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {
+    return copy(
+      [...this.deadLetters.values()]
+        .filter(
+          (d) =>
+            (filter.consumer === undefined || d.consumer === filter.consumer) &&
+            (filter.status === undefined || d.status === filter.status),
+        )
+        .sort((a, b) => a.firstFailedAt - b.firstFailedAt || (a.id < b.id ? -1 : 1))
+        .slice(0, filter.limit ?? Number.POSITIVE_INFINITY),
+    );
+  }
+
+  async getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {
+    const d = this.deadLetters.get(id);
+    return d ? copy(d) : undefined;
+  }
+
+  async resolveDeadLetter(id: string, status: "replayed" | "discarded", now: number): Promise<boolean> {
+    const d = this.deadLetters.get(id);
+    if (!d || d.status !== "open") return false;
+    d.status = status;
+    d.resolvedAt = now;
+    return true;
+  }
+
+  async getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
+    const d = this.documents.get(key(collection, id));
+    return d ? copy(d) : undefined;
+  }
+
+  async listDocuments(collection: string, limit = Number.POSITIVE_INFINITY): Promise<DocumentRecord[]> {
+    return copy(
+      [...this.documents.values()]
+        .filter((d) => d.collection === collection)
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit),
+    );
+  }
+
+  onOutbox(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) queueMicrotask(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+}
+
+export const memoryJournal = (options?: MemoryJournalOptions): MemoryJournal => new MemoryJournal(options);

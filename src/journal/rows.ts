@@ -1,0 +1,59 @@
+import type { ClaimOptions, NewOutboxRow, OutboxFilter, OutboxRow, OutboxUpdate } from "./types.js";
+
+/** Shared by every back end: the same rules for what is claimable and how an update applies. */
+
+/** Deep copy through JSON, as a store would serialize. Throws on values JSON cannot hold. */
+export function copy<T>(value: T): T {
+  if (value === undefined) return value;
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+export function newOutboxRow(row: NewOutboxRow, now: number, seq: number): OutboxRow {
+  return {
+    ...row,
+    payload: copy(row.payload),
+    status: "pending",
+    attempts: 0,
+    leaseOwner: null,
+    leaseUntil: null,
+    lastError: null,
+    outcome: null,
+    result: null,
+    createdAt: now,
+    updatedAt: now,
+    seq,
+  };
+}
+
+export function claimable(row: OutboxRow, options: ClaimOptions): boolean {
+  const statuses = options.statuses ?? ["pending"];
+  if (!statuses.includes(row.status)) return false;
+  if (options.categories && !options.categories.includes(row.category)) return false;
+  if (row.notBefore > options.now) return false;
+  return row.leaseUntil === null || row.leaseUntil <= options.now;
+}
+
+export function applyOutboxUpdate(row: OutboxRow, update: OutboxUpdate, now: number): void {
+  if (update.status !== undefined) row.status = update.status;
+  if (update.attempts !== undefined) row.attempts = update.attempts;
+  if (update.notBefore !== undefined) row.notBefore = update.notBefore;
+  if (update.lastError !== undefined) row.lastError = update.lastError;
+  if (update.outcome !== undefined) row.outcome = update.outcome;
+  if (update.result !== undefined) row.result = copy(update.result);
+  if (update.releaseLease ?? true) {
+    row.leaseOwner = null;
+    row.leaseUntil = null;
+  }
+  row.updatedAt = now;
+}
+
+export function matchesOutboxFilter(row: OutboxRow, filter: OutboxFilter): boolean {
+  if (filter.status !== undefined) {
+    const statuses = Array.isArray(filter.status) ? filter.status : [filter.status];
+    if (!statuses.includes(row.status)) return false;
+  }
+  if (filter.category !== undefined && row.category !== filter.category) return false;
+  if (filter.kind !== undefined && row.kind !== filter.kind) return false;
+  if (filter.stream !== undefined && row.stream !== filter.stream) return false;
+  return true;
+}

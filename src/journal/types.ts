@@ -1,0 +1,264 @@
+/**
+ * The journal: the one store behind oncely. Streams of events, snapshots, outbox, inbox,
+ * checkpoints, parked messages, dead letters and read-model documents.
+ *
+ * Every back end (in-memory, SQLite, PostgreSQL) implements this interface and passes
+ * `journalConformance` in `src/journal/conformance.ts`. The core imports only this file.
+ *
+ * Times are epoch milliseconds taken from the injected clock by the caller: the journal never
+ * reads a clock of its own, so simulation stays deterministic.
+ */
+
+/** An event as it is appended. `eventId` is a stable id chosen by the caller. */
+export interface NewEvent {
+  eventId: string;
+  type: string;
+  data: unknown;
+  causationId?: string | undefined;
+  correlationId?: string | undefined;
+  /** Version of the event's payload schema (default 1). */
+  schemaVersion?: number | undefined;
+}
+
+/** An event as it is stored. */
+export interface EventRecord {
+  eventId: string;
+  stream: string;
+  /** 1-based position in its stream. */
+  version: number;
+  type: string;
+  data: unknown;
+  causationId: string | null;
+  correlationId: string | null;
+  /** Epoch ms, from the committing caller's clock. */
+  recordedAt: number;
+  schemaVersion: number;
+}
+
+export interface SnapshotRecord {
+  stream: string;
+  /** The stream version the state reflects. */
+  version: number;
+  /** Version of the state's shape; a snapshot with another version is ignored by recovery. */
+  schemaVersion: number;
+  state: unknown;
+  takenAt: number;
+}
+
+/** What an outbox row stands for. */
+export type OutboxCategory = "effect" | "message" | "event";
+
+/**
+ * pending: to be delivered (at or after `notBefore`).
+ * resolving: the outcome is Unknown; the resolver asks the provider by key.
+ * reconcile: still Unknown after its budget; waits for an operator.
+ * done: finished; `outcome` says how.
+ * dead: a message or event that could not be delivered after its retries.
+ */
+export type OutboxStatus = "pending" | "resolving" | "reconcile" | "done" | "dead";
+
+export interface NewOutboxRow {
+  /** Stable key: the effect's idempotency key, a message's delivery id, an integration event's id. */
+  id: string;
+  category: OutboxCategory;
+  /** Effect kind (`payment`), target actor type for messages, or event type / subject for events. */
+  kind: string;
+  /** The stream (actor) that owns the row and receives its outcome. */
+  stream: string;
+  payload: unknown;
+  /** Earliest time to deliver (epoch ms); a durable timer when in the future. */
+  notBefore: number;
+}
+
+export interface OutboxRow extends NewOutboxRow {
+  status: OutboxStatus;
+  attempts: number;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  lastError: string | null;
+  /** Set when done: how it ended (`completed`, `failed`, `delivered`, `published`, `settled`...). */
+  outcome: string | null;
+  result: unknown;
+  createdAt: number;
+  updatedAt: number;
+  /** Insertion order, monotonic; per stream it follows commit order. */
+  seq: number;
+}
+
+export interface OutboxDone {
+  id: string;
+  outcome: string;
+  result?: unknown;
+}
+
+export interface InboxRecord {
+  /** Who received: an actor's stream name, or a consumer's name. */
+  consumer: string;
+  messageId: string;
+  reply: unknown;
+  recordedAt: number;
+}
+
+export interface CheckpointRecord {
+  consumer: string;
+  /** A source stream (`aggregateId` of the producer). */
+  source: string;
+  version: number;
+  updatedAt: number;
+}
+
+export interface ParkedRecord {
+  consumer: string;
+  source: string;
+  version: number;
+  message: unknown;
+  parkedAt: number;
+}
+
+export interface NewDeadLetter {
+  id: string;
+  consumer: string;
+  messageId: string | null;
+  payload: unknown;
+  error: string;
+  stack: string | null;
+  attempts: number;
+  firstFailedAt: number;
+  lastFailedAt: number;
+}
+
+export interface DeadLetterRecord extends NewDeadLetter {
+  status: "open" | "replayed" | "discarded";
+  resolvedAt: number | null;
+}
+
+export interface DocumentRecord {
+  collection: string;
+  id: string;
+  doc: unknown;
+  updatedAt: number;
+}
+
+/**
+ * One atomic unit of work. Either everything in it is durable or nothing is.
+ *
+ * - `events` are appended to `stream` only if its current version equals `expectedVersion`,
+ *   else the commit fails with `VersionConflictError` and nothing is written.
+ * - `outbox` rows are inserted if absent (same id twice is a no-op, never an error).
+ * - `inbox` is inserted; if (consumer, messageId) exists the commit fails with
+ *   `DuplicateMessageError` and nothing is written.
+ * - `outboxDone` marks rows done with their outcome (a row already done keeps its first outcome).
+ * - `checkpoint` sets (consumer, source) to `version`; when `expected` is given, the stored
+ *   version must equal it (0 when absent) or the commit fails with `CheckpointConflictError`.
+ */
+export interface Commit {
+  stream?: string | undefined;
+  expectedVersion?: number | undefined;
+  events?: NewEvent[] | undefined;
+  snapshot?: { version: number; schemaVersion: number; state: unknown } | undefined;
+  outbox?: NewOutboxRow[] | undefined;
+  outboxDone?: OutboxDone[] | undefined;
+  inbox?: { consumer: string; messageId: string; reply: unknown } | undefined;
+  checkpoint?: { consumer: string; source: string; version: number; expected?: number } | undefined;
+  park?: Omit<ParkedRecord, "parkedAt">[] | undefined;
+  unpark?: { consumer: string; source: string; version: number }[] | undefined;
+  deadLetters?: NewDeadLetter[] | undefined;
+  /** Upsert (doc) or delete (null) read-model documents. */
+  documents?: { collection: string; id: string; doc: unknown | null }[] | undefined;
+  /** The committing caller's time (epoch ms); stored as recordedAt / createdAt / updatedAt. */
+  now: number;
+}
+
+export interface CommitResult {
+  /** Stream version after the commit (the expected version when no events were appended). */
+  version: number;
+  events: EventRecord[];
+}
+
+export interface ClaimOptions {
+  /** Lease owner id (one per dispatcher). */
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  /** Rows in these statuses are candidates (default `["pending"]`). */
+  statuses?: OutboxStatus[];
+  categories?: OutboxCategory[];
+  /**
+   * Only claim a row when no earlier (lower seq) row of the same stream and category is still
+   * pending/leased: delivery per stream then follows commit order (used by the event relay).
+   */
+  inStreamOrder?: boolean;
+}
+
+/** Fields a dispatcher may change on a row it holds the lease of. */
+export interface OutboxUpdate {
+  status?: OutboxStatus;
+  attempts?: number;
+  notBefore?: number;
+  lastError?: string | null;
+  outcome?: string | null;
+  result?: unknown;
+  /** Release the lease (default true). */
+  releaseLease?: boolean;
+}
+
+export interface OutboxFilter {
+  status?: OutboxStatus | OutboxStatus[];
+  category?: OutboxCategory;
+  kind?: string;
+  stream?: string;
+  limit?: number;
+}
+
+export interface DeadLetterFilter {
+  consumer?: string;
+  status?: DeadLetterRecord["status"];
+  limit?: number;
+}
+
+export interface Journal {
+  /** Back-end name for messages and reports: `memory`, `sqlite`, `postgres`. */
+  readonly backend: string;
+  /** Create or upgrade the schema. Idempotent and versioned; safe to call from several processes. */
+  migrate(): Promise<void>;
+  commit(commit: Commit): Promise<CommitResult>;
+  /** Events of `stream` with version >= fromVersion (default 1), in version order. */
+  readStream(stream: string, fromVersion?: number, limit?: number): Promise<EventRecord[]>;
+  /** Current version of a stream (0 when empty). */
+  streamVersion(stream: string): Promise<number>;
+  latestSnapshot(stream: string): Promise<SnapshotRecord | undefined>;
+  /** Names of streams starting with a prefix (e.g. `order/`), sorted. */
+  listStreams(prefix: string, limit?: number): Promise<string[]>;
+
+  /** Claim due rows with a lease: rows whose lease is absent or expired and notBefore <= now. */
+  claimOutbox(options: ClaimOptions): Promise<OutboxRow[]>;
+  /** Update a row only while `owner` holds its lease. Returns false when the lease was lost. */
+  updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean>;
+  /** Operator or resolver change without a lease (e.g. settle from reconciliation). */
+  forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean>;
+  getOutbox(id: string): Promise<OutboxRow | undefined>;
+  listOutbox(filter?: OutboxFilter): Promise<OutboxRow[]>;
+
+  getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined>;
+  /** Delete inbox rows recorded strictly before `before`. Returns how many. */
+  pruneInbox(before: number): Promise<number>;
+
+  getCheckpoint(consumer: string, source: string): Promise<number>;
+  listParked(consumer: string, source?: string): Promise<ParkedRecord[]>;
+
+  listDeadLetters(filter?: DeadLetterFilter): Promise<DeadLetterRecord[]>;
+  getDeadLetter(id: string): Promise<DeadLetterRecord | undefined>;
+  /** Mark a dead letter replayed or discarded. */
+  resolveDeadLetter(id: string, status: "replayed" | "discarded", now: number): Promise<boolean>;
+
+  getDocument(collection: string, id: string): Promise<DocumentRecord | undefined>;
+  listDocuments(collection: string, limit?: number): Promise<DocumentRecord[]>;
+
+  /**
+   * Wake-up signal: called after commits that added outbox rows (in-process for memory/SQLite,
+   * LISTEN/NOTIFY for PostgreSQL so other processes wake too). Returns an unsubscribe function.
+   */
+  onOutbox(listener: () => void): () => void;
+  close(): Promise<void>;
+}

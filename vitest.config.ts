@@ -1,0 +1,33 @@
+import { defineConfig } from "vitest/config";
+
+// Test tier by file suffix: *.unit.test.ts, *.int.test.ts (real PostgreSQL / NATS / SQLite files,
+// child processes), *.e2e.test.ts (the shop over HTTP).
+export default defineConfig({
+  test: {
+    projects: [
+      { extends: true, test: { name: "unit", include: ["**/*.unit.test.ts"], exclude: ["node_modules/**"] } },
+      {
+        extends: true,
+        test: {
+          name: "int",
+          include: ["**/*.int.test.ts"],
+          exclude: ["node_modules/**"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["**/*.e2e.test.ts"],
+          exclude: ["node_modules/**"],
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+    testTimeout: 30_000,
+    pool: "forks",
+  },
+});
