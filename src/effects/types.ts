@@ -1,0 +1,98 @@
+/**
+ * The effect contract: what a handler is, what it may answer, and the policy the dispatcher
+ * follows. Handlers talk to the outside world; everything else in oncely stays pure or local.
+ */
+
+/** Status of one effect key, as the owning actor and the cross-actor view see it. */
+export type EffectStatus = "NotRequested" | "Pending" | "Completed" | "Failed" | "Unknown";
+
+/** A definite answer from the provider. */
+export type RunResult<R = unknown> = { outcome: "succeeded"; result: R } | { outcome: "failed"; reason: string };
+
+/** What a lookup by key found. `not-found` means the provider has no record of the key (yet). */
+export type LookupResult<R = unknown> = RunResult<R> | { outcome: "not-found" };
+
+export const succeeded = <R>(result: R): RunResult<R> => ({ outcome: "succeeded", result });
+export const failed = (reason: string): RunResult<never> => ({ outcome: "failed", reason });
+export const notFound = (): LookupResult<never> => ({ outcome: "not-found" });
+
+export interface RunContext {
+  /** The effect's stable key. Pass it to the provider as its idempotency key. */
+  idempotencyKey: string;
+  /** 1 for the first run of this key, 2 for the second... Never part of the key. */
+  attempt: number;
+  /** Aborted when the per-call timeout passes or the dispatcher stops. */
+  signal: AbortSignal;
+  kind: string;
+  /** Address of the actor that asked for the effect. */
+  owner: string;
+}
+
+/**
+ * A handler for one effect kind. `run` returns `succeeded`/`failed` for definite answers;
+ * anything it throws, and a timeout, is ambiguous: the provider may have acted.
+ *
+ * Failure window: between the provider's success and the commit of its outcome, a crash makes
+ * a dispatcher call `run` again with the same key (or `lookup` it, per policy). Providers must
+ * dedup by key, or offer `lookup`; otherwise ambiguous outcomes go to reconciliation.
+ */
+export interface EffectHandler<I = unknown, R = unknown> {
+  kind: string;
+  run(input: I, context: RunContext): Promise<RunResult<R>>;
+  /** Ask the provider what happened to a key. Throwing counts as "still unknown". */
+  lookup?(idempotencyKey: string, context: { signal: AbortSignal; input: I }): Promise<LookupResult<R>>;
+  policy?: Partial<EffectPolicy>;
+}
+
+export interface Backoff {
+  initialMs: number;
+  maxMs: number;
+  multiplier: number;
+  /** 0..1: fraction of each delay that is randomized (from the injected Random). */
+  jitter: number;
+}
+
+export interface EffectPolicy {
+  /** Per call of `run` / `lookup`. */
+  timeoutMs: number;
+  /**
+   * The provider deduplicates by idempotency key, so an ambiguous run may be retried with the
+   * same key. When false, an ambiguous run is never retried blindly: the effect goes Unknown and
+   * is resolved by `lookup` or by an operator.
+   */
+  providerDedups: boolean;
+  /** Runs of one key before an ambiguous effect is declared Unknown (dedup providers). */
+  maxAttempts: number;
+  backoff: Backoff;
+  /** Lookups of an Unknown effect before it goes to the reconciliation queue. */
+  lookupAttempts: number;
+  lookupBackoff: Backoff;
+  /**
+   * When lookup answers not-found at least this long after the last run started, the provider
+   * cannot still be working on it, so running again with the same key is safe. `null`: never;
+   * such effects go to reconciliation.
+   */
+  rerunAfterNotFoundMs: number | null;
+  /** How long a claimed row stays leased to one dispatcher. Longer than `timeoutMs`. */
+  leaseMs: number;
+}
+
+/** One effect as seen across actors (from the outbox). */
+export interface EffectView {
+  key: string;
+  kind: string;
+  owner: string;
+  status: EffectStatus;
+  /** True when the effect waits for an operator in the reconciliation queue. */
+  needsReconciliation: boolean;
+  attempts: number;
+  result: unknown;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** An operator's decision about an effect in the reconciliation queue. */
+export type Settlement =
+  | { outcome: "succeeded"; result: unknown; by: string; note?: string }
+  | { outcome: "failed"; reason: string; by: string; note?: string };
