@@ -33,3 +33,7 @@ export function defineActor<S, C extends Typed, E extends Typed>(
 ): ActorDefinition<S, C, E> {
   return definition;
 }
+
+/** An actor of any state, command and event type, as a registry holds them. */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds actors of every state and command type
+export type AnyActor = ActorDefinition<any, any, any>;

@@ -11,8 +11,7 @@ import type { Logger } from "./logger.js";
  */
 export async function recover<S>(
   journal: Journal,
-  // biome-ignore lint/suspicious/noExplicitAny: any command and event type
-  definition: ActorDefinition<S, any, any>,
+  definition: ActorDefinition<S, Typed, Typed>,
   address: string,
   id: string,
   logger: Logger,
@@ -38,8 +37,7 @@ const PAGE = 5_000;
 
 async function replay<S>(
   journal: Journal,
-  // biome-ignore lint/suspicious/noExplicitAny: any command and event type
-  definition: ActorDefinition<S, any, any>,
+  definition: ActorDefinition<S, Typed, Typed>,
   address: string,
   initial: S,
   fromVersion: number,

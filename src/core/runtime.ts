@@ -1,7 +1,7 @@
 import type { Commit, EventRecord, Journal, NewOutboxRow } from "../journal/types.js";
-import type { ActorDefinition } from "./actor.js";
+import type { AnyActor } from "./actor.js";
 import { parseAddress } from "./address.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "./clock.js";
+import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
 import {
   type Decision,
   type EffectOutcome,
@@ -18,10 +18,11 @@ import { recover } from "./recovery.js";
 
 export interface RuntimeOptions {
   journal: Journal;
-  // biome-ignore lint/suspicious/noExplicitAny: a registry holds actors of every state and command type
-  actors: ActorDefinition<any, any, any>[];
+  actors: AnyActor[];
   clock?: Clock;
   ids?: IdGenerator;
+  /** Jitter between conflict retries. */
+  random?: Random;
   faults?: Faults;
   logger?: Logger;
   /** Most actors kept in memory; the least recently used idle ones are passivated beyond it. */
@@ -68,10 +69,10 @@ export class Runtime {
   readonly journal: Journal;
   readonly clock: Clock;
   readonly ids: IdGenerator;
+  readonly random: Random;
   readonly faults: Faults;
   readonly logger: Logger;
-  // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
-  private readonly definitions = new Map<string, ActorDefinition<any, any, any>>();
+  private readonly definitions = new Map<string, AnyActor>();
   private readonly mailboxes = new Mailboxes();
   /** Insertion order is recency order: an entry is re-inserted on every use. */
   private readonly active = new Map<string, Activation>();
@@ -86,11 +87,12 @@ export class Runtime {
     this.journal = options.journal;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomIds;
+    this.random = options.random ?? systemRandom;
     this.faults = options.faults ?? noFaults;
     this.logger = options.logger ?? silentLogger;
     this.maxActive = options.maxActive ?? 10_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
-    this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    this.maxConflictRetries = options.maxConflictRetries ?? 30;
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {
         throw new NotRegisteredError(`actor type "${definition.type}" registered twice`);
@@ -111,7 +113,7 @@ export class Runtime {
   }
 
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
-  send(address: string, command: Typed, options: SendOptions = {}): Promise<SendResult> {
+  send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
     const definition = this.definition(address);
     return this.mailboxes.run(address, () => this.handle(definition, address, command, options));
   }
@@ -151,14 +153,7 @@ export class Runtime {
     this.closed = true;
     this.active.clear();
   }
-
-  // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
-  private async handle(
-    definition: ActorDefinition<any, any, any>,
-    address: string,
-    command: Typed,
-    options: SendOptions,
-  ) {
+  private async handle(definition: AnyActor, address: string, command: Typed, options: SendOptions) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
     const outcome = isEffectOutcome(command) ? (command as EffectOutcome) : undefined;
@@ -207,6 +202,9 @@ export class Runtime {
         this.active.delete(address);
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
           this.stats.conflicts++;
+          // Two hosts of one actor that retry in lockstep can starve each other; a random
+          // number of event-loop turns breaks the lockstep without tying us to wall time.
+          await yieldTurns(Math.floor(this.random.next() * 2 ** Math.min(attempt + 1, 6)));
           continue;
         }
         throw error;
@@ -223,8 +221,7 @@ export class Runtime {
   }
 
   private buildCommit(
-    // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
-    definition: ActorDefinition<any, any, any>,
+    definition: AnyActor,
     address: string,
     decision: Decision,
     context: {
@@ -307,9 +304,7 @@ export class Runtime {
       now,
     };
   }
-
-  // biome-ignore lint/suspicious/noExplicitAny: see RuntimeOptions.actors
-  private async activate(definition: ActorDefinition<any, any, any>, address: string): Promise<Activation> {
+  private async activate(definition: AnyActor, address: string): Promise<Activation> {
     const now = this.clock.now();
     const cached = this.active.get(address);
     if (cached) {
@@ -347,6 +342,11 @@ export class Runtime {
       this.stats.passivations++;
     }
   }
+}
+
+function yieldTurns(turns: number): Promise<void> {
+  if (turns <= 0) return Promise.resolve();
+  return new Promise((resolve) => setImmediate(() => resolve(yieldTurns(turns - 1))));
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {

@@ -30,7 +30,7 @@ export async function probePostgres(): Promise<Service> {
     await client.query("select 1");
     return { available: true, reason: "" };
   } catch (error) {
-    return unavailable("PostgreSQL at " + PG_URL, error);
+    return unavailable(`PostgreSQL at ${PG_URL}`, error);
   } finally {
     await client.end().catch(() => {});
   }
@@ -53,7 +53,7 @@ export async function probeNats(): Promise<Service> {
     });
     return { available: true, reason: "" };
   } catch (error) {
-    return unavailable("NATS at " + NATS_URL, error);
+    return unavailable(`NATS at ${NATS_URL}`, error);
   }
 }
 
