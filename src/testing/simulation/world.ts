@@ -1,0 +1,301 @@
+import type { AnyActor } from "../../core/actor.js";
+import { type Random, seededRandom, sequentialIds } from "../../core/clock.js";
+import type { Typed } from "../../core/decider.js";
+import { ArmableFaults, type Faults } from "../../core/faults.js";
+import { createRuntime, type Runtime } from "../../core/runtime.js";
+import type { EffectHandler } from "../../effects/types.js";
+import { type CommitFault, MemoryJournal } from "../../journal/memory.js";
+import type { Journal } from "../../journal/types.js";
+import { SimulatedClock } from "../clock.js";
+import type { SimulatedProvider } from "./provider.js";
+import type { Step } from "./steps.js";
+
+/** A command the workload delivers (at least once, with a stable message id). */
+export interface SimCommand {
+  address: string;
+  command: Typed;
+  messageId: string;
+}
+
+/** Anything that does background work in steps: a dispatcher, a relay, a consumer. */
+export interface SimWorker {
+  name: string;
+  runOnce(): Promise<number>;
+}
+
+/** What a system's factories get to build workers on one process "generation". */
+export interface SimEnv {
+  runtime: Runtime;
+  journal: Journal;
+  clock: SimulatedClock;
+  random: Random;
+  faults: Faults;
+  handlers: EffectHandler[];
+  /** Increases at every simulated crash; use it in lease owner names. */
+  generation: number;
+}
+
+export interface Invariant {
+  name: string;
+  /** Messages describing violations; empty when the invariant holds. */
+  check(world: SimWorld): Promise<string[]>;
+}
+
+export interface SimulationSystem {
+  name: string;
+  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
+  actors: AnyActor[];
+  /** Fresh providers for one run (their ledgers are what the invariants audit). */
+  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
+  providers(): SimulatedProvider<any, any>[];
+  /** Handlers for the providers (default: each provider's own `handler()`). */
+  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
+  handlers?(providers: SimulatedProvider<any, any>[]): EffectHandler[];
+  /** Build the background workers of one process; called at start and after every crash. */
+  workers(env: SimEnv): SimWorker[];
+  /** The commands to deliver, drawn from the seed. */
+  workload(random: Random): SimCommand[];
+  /** Whether the workflow of one actor is finished (checked once faults stop). */
+  isTerminal?(address: string, state: unknown): boolean;
+  invariants?: Invariant[];
+  /** Settle what waits for an operator; returns how many were settled. Runs once faults stop. */
+  operator?(world: SimWorld): Promise<number>;
+  /** The one-line command that reproduces a run. */
+  reproduce?(seed: number, steps: string): string;
+}
+
+/** Thrown by an armed fault point: the simulated process dies right there. */
+export class SimulatedCrash extends Error {
+  constructor(readonly point: string) {
+    super(`simulated crash at ${point}`);
+    this.name = "SimulatedCrash";
+  }
+}
+
+/** Thrown to a dead generation's code that still runs (a zombie after a pause or crash). */
+export class ProcessDead extends Error {
+  constructor() {
+    super("this simulated process has crashed");
+    this.name = "ProcessDead";
+  }
+}
+
+interface Generation {
+  alive: boolean;
+  runtime: Runtime;
+  workers: SimWorker[];
+}
+
+/**
+ * The simulated world: one memory journal that survives crashes, and a process generation
+ * (runtime + workers) that a crash throws away. A dead generation's journal calls fail, so
+ * nothing a dead process does after its crash point lands.
+ */
+export class SimWorld {
+  readonly journal: MemoryJournal;
+  readonly clock = new SimulatedClock(Date.UTC(2026, 0, 1));
+  readonly faults = new ArmableFaults();
+  readonly random: Random;
+  readonly pending: SimCommand[];
+  readonly acked: SimCommand[] = [];
+  readonly violations: { invariant: string; message: string }[] = [];
+  readonly counts: Record<string, number> = {};
+  private readonly commitFaults: CommitFault[] = [];
+  private generation!: Generation;
+  private generationNumber = 0;
+  readonly handlers: EffectHandler[];
+  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
+  readonly providers: SimulatedProvider<any, any>[];
+
+  constructor(
+    readonly system: SimulationSystem,
+    readonly seed: number,
+  ) {
+    this.journal = new MemoryJournal({ commitFault: () => this.commitFaults.shift() });
+    this.random = seededRandom(seed ^ 0x5bd1e995);
+    this.pending = system.workload(seededRandom(seed));
+    this.providers = system.providers();
+    this.handlers = system.handlers ? system.handlers(this.providers) : this.providers.map((p) => p.handler());
+    this.start();
+  }
+
+  get runtime(): Runtime {
+    return this.generation.runtime;
+  }
+
+  get workers(): SimWorker[] {
+    return this.generation.workers;
+  }
+
+  count(name: string): void {
+    this.counts[name] = (this.counts[name] ?? 0) + 1;
+  }
+
+  private start(): void {
+    const generation = { alive: true } as Generation;
+    const journal = fenced(this.journal, generation);
+    const n = ++this.generationNumber;
+    // Armed points are shared, but whoever hits one is the process that dies there.
+    const faults = {
+      hit: (point: Parameters<ArmableFaults["hit"]>[0]) => {
+        this.hitting = generation;
+        return this.faults.hit(point);
+      },
+    };
+    const runtime = createRuntime({
+      journal,
+      actors: this.system.actors,
+      clock: this.clock,
+      ids: sequentialIds(`g${n}`),
+      random: this.random,
+      faults,
+    });
+    generation.runtime = runtime;
+    generation.workers = this.system.workers({
+      runtime,
+      journal,
+      clock: this.clock,
+      random: this.random,
+      faults,
+      handlers: this.handlers,
+      generation: n,
+    });
+    this.generation = generation;
+  }
+
+  /** Lose all memory; keep what was committed. */
+  crash(): void {
+    this.generation.alive = false;
+    this.restartIfDead();
+  }
+
+  private restartIfDead(): void {
+    if (this.generation.alive) return;
+    this.generation.runtime.close();
+    this.count("crash");
+    this.start();
+  }
+
+  /** Run one step. Errors a real client or process would see are absorbed and counted. */
+  async run(step: Step): Promise<void> {
+    try {
+      await this.perform(step);
+    } catch (error) {
+      this.absorb(error);
+    }
+    this.restartIfDead();
+  }
+
+  private hitting: Generation | undefined;
+
+  private absorb(error: unknown): void {
+    if (error instanceof SimulatedCrash || error instanceof ProcessDead) return;
+    this.count(`error:${error instanceof Error ? error.name : "unknown"}`);
+  }
+
+  private async perform(step: Step): Promise<void> {
+    switch (step.kind) {
+      case "deliver": {
+        if (this.pending.length === 0) return;
+        const index = step.pick % this.pending.length;
+        const command = this.pending[index] as SimCommand;
+        await this.runtime.send(command.address, command.command, { messageId: command.messageId });
+        this.pending.splice(index, 1);
+        this.acked.push(command);
+        return;
+      }
+      case "duplicate": {
+        if (this.acked.length === 0) return;
+        const command = this.acked[step.pick % this.acked.length] as SimCommand;
+        const result = await this.runtime.send(command.address, command.command, { messageId: command.messageId });
+        this.count("duplicate");
+        if (!result.duplicate) {
+          this.violations.push({
+            invariant: "duplicates-suppressed",
+            message: `message ${command.messageId} to ${command.address} was handled twice`,
+          });
+        }
+        return;
+      }
+      case "work": {
+        if (this.workers.length === 0) return;
+        await (this.workers[step.pick % this.workers.length] as SimWorker).runOnce();
+        return;
+      }
+      case "tick":
+        this.clock.advance(step.ms);
+        return;
+      case "crash":
+        this.crash();
+        return;
+      case "crash-at":
+        this.count(`crash-at:${step.point}`);
+        this.faults.arm(step.point, {
+          action: (point) => {
+            if (this.hitting) this.hitting.alive = false;
+            throw new SimulatedCrash(point);
+          },
+        });
+        return;
+      case "commit-fault":
+        this.count(`commit-${step.mode}`);
+        this.commitFaults.push(step.mode);
+        return;
+      case "provider-fault": {
+        const providers = this.providers;
+        if (providers.length === 0) return;
+        this.count(`provider-${step.mode}`);
+        providers[step.pick % providers.length]?.injectFault(step.mode);
+        return;
+      }
+      case "pause": {
+        this.count("pause");
+        // The next dispatcher to reach its handler call stalls there; meanwhile time passes beyond
+        // every lease and another worker takes over. Then the stalled one carries on.
+        this.faults.arm("dispatch.beforeHandler", {
+          action: async () => {
+            this.clock.advance(10 * 60_000);
+            const other = this.workers[(step.pick + 1) % Math.max(1, this.workers.length)];
+            await other?.runOnce().catch((error) => this.absorb(error));
+          },
+        });
+        return;
+      }
+    }
+  }
+
+  /** One turn of worker `index` (calm phase); returns rows processed, 0 on error. */
+  async work(index: number): Promise<number> {
+    const worker = this.workers[index];
+    if (!worker) return 0;
+    let processed = 0;
+    try {
+      processed = await worker.runOnce();
+    } catch (error) {
+      this.absorb(error);
+    }
+    this.restartIfDead();
+    return processed;
+  }
+
+  /** Stop injecting faults: disarm points, drop queued commit and provider faults. */
+  calm(): void {
+    this.faults.disarm();
+    this.commitFaults.length = 0;
+    for (const provider of this.providers) provider.clearFaults();
+  }
+}
+
+/** A journal view that refuses every call once its process generation is dead. */
+function fenced(journal: MemoryJournal, generation: { alive: boolean }): Journal {
+  return new Proxy(journal, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (!generation.alive) return Promise.reject(new ProcessDead());
+        return value.apply(target, args);
+      };
+    },
+  });
+}
