@@ -90,30 +90,30 @@ function makeStep(kind: StepKind, random: Random, pick: () => number): Step {
 
 /** Compact text form, for the reproduction line: `d12 w3 t500 c x:dispatch.afterProvider ...`. */
 export function formatSteps(steps: Step[]): string {
-  return steps
-    .map((s) => {
-      switch (s.kind) {
-        case "deliver":
-          return `d${s.pick}`;
-        case "duplicate":
-          return `u${s.pick}`;
-        case "work":
-          return `w${s.pick}`;
-        case "tick":
-          return `t${s.ms}`;
-        case "crash":
-          return "c";
-        case "crash-at":
-          return `x:${s.point}`;
-        case "commit-fault":
-          return s.mode === "abort" ? "ca" : "cm";
-        case "provider-fault":
-          return `p${s.pick}:${s.mode === "fail" ? "f" : "s"}`;
-        case "pause":
-          return `z${s.pick}`;
-      }
-    })
-    .join(" ");
+  return steps.map(formatStep).join(" ");
+}
+
+function formatStep(s: Step): string {
+  switch (s.kind) {
+    case "deliver":
+      return `d${s.pick}`;
+    case "duplicate":
+      return `u${s.pick}`;
+    case "work":
+      return `w${s.pick}`;
+    case "tick":
+      return `t${s.ms}`;
+    case "crash":
+      return "c";
+    case "crash-at":
+      return `x:${s.point}`;
+    case "commit-fault":
+      return s.mode === "abort" ? "ca" : "cm";
+    case "provider-fault":
+      return `p${s.pick}:${s.mode === "fail" ? "f" : "s"}`;
+    case "pause":
+      return `z${s.pick}`;
+  }
 }
 
 export function parseSteps(text: string): Step[] {
