@@ -82,6 +82,10 @@ export type EffectOutcome =
       attempt: number;
       /** How the outcome was learned. */
       via: "run" | "lookup" | "operator";
+      /** The operator who settled it (via "operator" only). */
+      settledBy?: string;
+      /** The operator's note (via "operator" only). */
+      note?: string;
     }
   | {
       type: "oncely.effect.failed";
@@ -90,6 +94,10 @@ export type EffectOutcome =
       error: string;
       attempt: number;
       via: "run" | "lookup" | "operator";
+      /** The operator who settled it (via "operator" only). */
+      settledBy?: string;
+      /** The operator's note (via "operator" only). */
+      note?: string;
     }
   | {
       /** Not final: the provider may or may not have acted. A resolver or an operator will settle it. */

@@ -1,0 +1,169 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { InvalidInputError } from "../core/errors.js";
+import { Reconciliation } from "../effects/reconciliation.js";
+import type { EffectStatus, EffectView, Settlement } from "../effects/types.js";
+import { listEffects } from "../effects/view.js";
+import type { Journal } from "../journal/types.js";
+
+/** Where the commands print; tests pass their own. */
+export interface CliOutput {
+  out(text: string): void;
+}
+const stdout: CliOutput = { out: (text) => void process.stdout.write(text) };
+
+const STATUSES = ["NotRequested", "Pending", "Completed", "Failed", "Unknown"] as const;
+
+const settleOptions = z
+  .object({
+    succeeded: z.boolean().optional(),
+    failed: z.boolean().optional(),
+    result: z.string().optional(),
+    reason: z.string().optional(),
+    by: z.string({ error: "--by <operator> is required: who settles it" }).trim().min(1, "--by must not be empty"),
+    note: z.string().optional(),
+  })
+  .superRefine((o, ctx) => {
+    if (Boolean(o.succeeded) === Boolean(o.failed)) {
+      ctx.addIssue({ code: "custom", message: "give exactly one of --succeeded or --failed" });
+    }
+    if (o.succeeded && o.result === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: '--succeeded needs --result <json> (the provider\'s result, e.g. \'{"id":"pay_1"}\')',
+      });
+    }
+    if (o.succeeded && o.reason !== undefined)
+      ctx.addIssue({ code: "custom", message: "--reason goes with --failed, not --succeeded" });
+    if (o.failed && (o.reason === undefined || o.reason.trim() === "")) {
+      ctx.addIssue({ code: "custom", message: "--failed needs --reason <text>" });
+    }
+    if (o.failed && o.result !== undefined)
+      ctx.addIssue({ code: "custom", message: "--result goes with --succeeded, not --failed" });
+  });
+
+const statusOption = z.enum(STATUSES, { error: `--status must be one of ${STATUSES.join(", ")}` });
+
+function fail(what: string, error: z.ZodError): never {
+  throw new InvalidInputError(
+    what,
+    error.issues.map((i) => i.message),
+  );
+}
+
+function parseResult(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(
+      `--result is not valid JSON (${error instanceof Error ? error.message : String(error)}): ${text}`,
+    );
+  }
+}
+
+const row = (v: EffectView) =>
+  [
+    v.status.padEnd(9),
+    v.key,
+    v.kind,
+    v.owner,
+    `attempts=${v.attempts}`,
+    v.lastError ? `last error: ${v.lastError}` : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
+
+/**
+ * `reconcile list|settle` and `effects list`: the operator's side of the effect protocol.
+ * Needs only the journal: a settlement is written on the outbox row, and the application's
+ * dispatcher records it in the owning actor as an event (`via: "operator"`).
+ */
+export function registerReconcileCommands(
+  program: Command,
+  openJournal: () => Promise<Journal>,
+  output: CliOutput = stdout,
+): void {
+  const reconcile = program.command("reconcile").description("effects whose outcome stayed Unknown: list and settle");
+
+  reconcile
+    .command("list")
+    .description("list effects waiting for an operator")
+    .option("--kind <kind>", "only this effect kind")
+    .option("--json", "print JSON lines")
+    .action(async (options: { kind?: string; json?: boolean }) => {
+      const queue = new Reconciliation({ journal: await openJournal() });
+      const items = await queue.list(options.kind ? { kind: options.kind } : {});
+      if (options.json) {
+        for (const item of items) output.out(`${JSON.stringify(item)}\n`);
+        return;
+      }
+      if (items.length === 0) {
+        output.out("reconciliation queue is empty\n");
+        return;
+      }
+      for (const item of items) output.out(`${row(item)}  input=${JSON.stringify(item.input)}\n`);
+      output.out(`${items.length} effect(s) need reconciliation\n`);
+    });
+
+  reconcile
+    .command("settle")
+    .description("record what really happened to an Unknown effect (the owner records it as an event)")
+    .argument("<key>", "the effect's idempotency key, e.g. order:42:payment")
+    .option("--succeeded", "the provider did act")
+    .option("--failed", "the provider did not act")
+    .option("--result <json>", "with --succeeded: the provider's result as JSON")
+    .option("--reason <text>", "with --failed: why it failed")
+    .option("--by <operator>", "who settles it (recorded in the event)")
+    .option("--note <text>", "free text kept with the settlement")
+    .action(async (key: string, raw: Record<string, unknown>) => {
+      const parsed = settleOptions.safeParse(raw);
+      if (!parsed.success) fail(`cannot settle "${key}"`, parsed.error);
+      const o = parsed.data;
+      const note = o.note === undefined ? {} : { note: o.note };
+      const settlement: Settlement = o.succeeded
+        ? { outcome: "succeeded", result: parseResult(o.result as string), by: o.by, ...note }
+        : { outcome: "failed", reason: (o.reason as string).trim(), by: o.by, ...note };
+      const queue = new Reconciliation({ journal: await openJournal() });
+      await queue.settle(key, settlement);
+      output.out(
+        `settled ${key} as ${settlement.outcome} by ${settlement.by}; ` +
+          "a running dispatcher records it in the owning actor\n",
+      );
+    });
+
+  const effects = program.command("effects").description("effects across actors, from the outbox");
+  effects
+    .command("list")
+    .description("list effects with their status")
+    .option("--status <status>", `one of ${STATUSES.join(", ")}`)
+    .option("--kind <kind>", "only this effect kind")
+    .option("--owner <address>", "only effects of this actor")
+    .option("--limit <n>", "at most n effects")
+    .option("--json", "print JSON lines")
+    .action(async (options: { status?: string; kind?: string; owner?: string; limit?: string; json?: boolean }) => {
+      let status: EffectStatus | undefined;
+      if (options.status !== undefined) {
+        const parsed = statusOption.safeParse(options.status);
+        if (!parsed.success) fail(`--status "${options.status}" is not a status`, parsed.error);
+        status = parsed.data;
+      }
+      let limit: number | undefined;
+      if (options.limit !== undefined) {
+        const parsed = z.coerce.number().int().positive("--limit must be a positive integer").safeParse(options.limit);
+        if (!parsed.success) fail(`--limit "${options.limit}" is not a positive integer`, parsed.error);
+        limit = parsed.data;
+      }
+      const views = await listEffects(await openJournal(), {
+        ...(status ? { status } : {}),
+        ...(options.kind ? { kind: options.kind } : {}),
+        ...(options.owner ? { owner: options.owner } : {}),
+        ...(limit ? { limit } : {}),
+      });
+      if (options.json) {
+        for (const v of views) output.out(`${JSON.stringify(v)}\n`);
+        return;
+      }
+      for (const v of views) output.out(`${row(v)}\n`);
+      output.out(`${views.length} effect(s)\n`);
+    });
+}

@@ -1,0 +1,88 @@
+import type { Clock, Random } from "../core/clock.js";
+import type { Typed } from "../core/decider.js";
+import { InjectedFault } from "../core/errors.js";
+import type { Faults } from "../core/faults.js";
+import type { Logger } from "../core/logger.js";
+import type { Journal, OutboxRow, OutboxUpdate } from "../journal/types.js";
+import type { EffectHandler, EffectPolicy } from "./types.js";
+
+/** What the dispatcher needs of a runtime: sending a command to an actor (a `Runtime` fits). */
+export interface CommandSink {
+  send(address: string, command: Typed, options?: { messageId?: string }): Promise<{ reply: unknown }>;
+}
+
+/** Retry rules for actor-to-actor messages (in-process sends: no provider, no ambiguity). */
+export interface MessageRetryPolicy {
+  /** Delivery attempts before the row goes `dead` (kept, visible, never silently dropped). */
+  maxAttempts: number;
+  backoff: EffectPolicy["backoff"];
+}
+
+/** Shared by the effect and message steps of one dispatcher. */
+export interface StepContext {
+  journal: Journal;
+  runtime: CommandSink;
+  owner: string;
+  clock: Clock;
+  random: Random;
+  faults: Faults;
+  logger: Logger;
+  signal: AbortSignal;
+  // biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
+  handlers: Map<string, EffectHandler<any, any>>;
+  policyFor(kind: string): EffectPolicy;
+  messageRetry: MessageRetryPolicy;
+  stats: DispatcherStats;
+}
+
+export interface DispatcherStats {
+  claimed: number;
+  runs: number;
+  lookups: number;
+  completed: number;
+  failed: number;
+  retried: number;
+  unknown: number;
+  reconcile: number;
+  delivered: number;
+  rejected: number;
+  dead: number;
+  /** Leases found lost when writing back (another dispatcher took the row over). */
+  leaseLost: number;
+}
+
+export const emptyStats = (): DispatcherStats => ({
+  claimed: 0,
+  runs: 0,
+  lookups: 0,
+  completed: 0,
+  failed: 0,
+  retried: 0,
+  unknown: 0,
+  reconcile: 0,
+  delivered: 0,
+  rejected: 0,
+  dead: 0,
+  leaseLost: 0,
+});
+
+/** Write back to a row we hold the lease of; a lost lease is counted and logged, not thrown. */
+export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxUpdate): Promise<boolean> {
+  const ok = await ctx.journal.updateOutbox(row.id, ctx.owner, update, ctx.clock.now());
+  if (!ok) {
+    ctx.stats.leaseLost++;
+    ctx.logger.warn({ id: row.id, owner: ctx.owner }, "outbox lease lost; another dispatcher owns the row now");
+  }
+  return ok;
+}
+
+export const errorText = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+/**
+ * A fault armed by a test stands for the process dying at that point: it must travel up and
+ * never be handled like an ordinary failure (which would write retry state a dead process never writes).
+ */
+export function rethrowCrash(error: unknown): void {
+  if (error instanceof InjectedFault) throw error;
+}

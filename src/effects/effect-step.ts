@@ -1,0 +1,264 @@
+import type { EffectOutcome } from "../core/decider.js";
+import type { OutboxRow } from "../journal/types.js";
+import { backoffDelay } from "./backoff.js";
+import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
+import { withTimeout } from "./timeout.js";
+import type { EffectHandler, EffectPolicy, LookupResult, RunResult } from "./types.js";
+
+/**
+ * One claimed effect row, one step of the protocol. Every decision reads only the row (status,
+ * attempts, state in `result`), so a fresh dispatcher after a crash continues exactly where the
+ * last durable write left off.
+ *
+ * Failure windows (each resolved by the same key, never a new one):
+ * - crash after `run` started and before its answer is recorded: the row still says
+ *   `attempts = n`, so the next dispatcher treats attempt n as ambiguous: it retries with the same
+ *   key if the provider dedups, else the effect goes Unknown (lookup / reconciliation).
+ * - crash after the answer but before the owner's commit: same as above (the answer was only in memory).
+ * - crash after the owner's commit: the row is done in that same commit; nothing is left to do.
+ */
+export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void> {
+  const state = effectRowState(row);
+  const policy = ctx.policyFor(row.kind);
+  if (state.pending) return deliverOutcome(ctx, row, state, state.pending, row.attempts, policy);
+  const handler = ctx.handlers.get(row.kind);
+  if (row.status === "resolving") return resolveStep(ctx, row, state, policy, handler);
+  if (!handler) {
+    // Another dispatcher may serve this kind; back off so we do not spin on it.
+    await writeRow(ctx, row, {
+      notBefore: ctx.clock.now() + backoffDelay(policy.backoff, 1, ctx.random),
+      lastError: `no handler registered for effect kind "${row.kind}" in dispatcher ${ctx.owner}`,
+    });
+    return;
+  }
+  const mayRun =
+    row.attempts === 0 || state.rerunAllowed === true || (policy.providerDedups && row.attempts < policy.maxAttempts);
+  if (!mayRun) {
+    const reason = row.lastError ?? "a previous run's outcome was never recorded (dispatcher stopped or crashed)";
+    return goUnknown(ctx, row, state, policy, handler, reason);
+  }
+  await runStep(ctx, row, state, policy, handler);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
+type AnyHandler = EffectHandler<any, any>;
+
+const inputOf = (row: OutboxRow): unknown => (row.payload as { input?: unknown } | null)?.input ?? null;
+
+async function runStep(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  policy: EffectPolicy,
+  handler: AnyHandler,
+): Promise<void> {
+  await ctx.faults.hit("dispatch.beforeHandler");
+  const attempt = row.attempts + 1;
+  const startedAt = ctx.clock.now();
+  // Recorded before the call: from here on a crash makes this attempt count as ambiguous.
+  const started: EffectRowState = { ...state, lastRunAt: startedAt, rerunAllowed: undefined };
+  const held = await writeRow(ctx, row, { attempts: attempt, result: compactState(started), releaseLease: false });
+  if (!held) return;
+  ctx.stats.runs++;
+  let answer: RunResult | undefined;
+  let ambiguity = "";
+  try {
+    const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
+      handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+    );
+    answer = definiteAnswer(raw);
+    if (!answer) ambiguity = `handler for "${row.kind}" returned no succeeded/failed outcome`;
+  } catch (error) {
+    ambiguity = errorText(error);
+  }
+  await ctx.faults.hit("dispatch.afterProvider");
+  const current = { ...row, attempts: attempt };
+  if (answer) {
+    const pending: PendingOutcome =
+      answer.outcome === "succeeded"
+        ? { outcome: "succeeded", result: answer.result, via: "run" }
+        : { outcome: "failed", reason: answer.reason, via: "run" };
+    return deliverOutcome(ctx, current, started, pending, attempt, policy);
+  }
+  if (policy.providerDedups && attempt < policy.maxAttempts) {
+    ctx.stats.retried++;
+    await writeRow(ctx, current, {
+      status: "pending",
+      notBefore: ctx.clock.now() + backoffDelay(policy.backoff, attempt, ctx.random),
+      lastError: ambiguity,
+    });
+    return;
+  }
+  await goUnknown(ctx, current, started, policy, handler, ambiguity);
+}
+
+function definiteAnswer(raw: unknown): RunResult | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const r = raw as { outcome?: unknown; result?: unknown; reason?: unknown };
+  if (r.outcome === "succeeded") return { outcome: "succeeded", result: r.result ?? null };
+  if (r.outcome === "failed") return { outcome: "failed", reason: String(r.reason ?? "failed") };
+  return undefined;
+}
+
+/** Record the outcome in the owner; its commit marks the row done. Kept on the row if that fails. */
+async function deliverOutcome(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  pending: PendingOutcome,
+  attempt: number,
+  policy: EffectPolicy,
+): Promise<void> {
+  const extra = {
+    ...(pending.by === undefined ? {} : { settledBy: pending.by }),
+    ...(pending.note === undefined ? {} : { note: pending.note }),
+  };
+  const command: EffectOutcome =
+    pending.outcome === "succeeded"
+      ? {
+          type: "oncely.effect.succeeded",
+          key: row.id,
+          kind: row.kind,
+          result: pending.result,
+          attempt,
+          via: pending.via,
+          ...extra,
+        }
+      : {
+          type: "oncely.effect.failed",
+          key: row.id,
+          kind: row.kind,
+          error: pending.reason,
+          attempt,
+          via: pending.via,
+          ...extra,
+        };
+  try {
+    await ctx.runtime.send(row.stream, command);
+  } catch (error) {
+    rethrowCrash(error);
+    // The answer is known; keep it on the row so no later pass asks the provider again.
+    ctx.logger.warn({ key: row.id, owner: row.stream, err: error }, "recording an effect outcome failed; will retry");
+    await writeRow(ctx, row, {
+      status: "pending",
+      notBefore: ctx.clock.now() + backoffDelay(policy.backoff, attempt, ctx.random),
+      lastError: `recording outcome failed: ${errorText(error)}`,
+      result: compactState({ ...state, pending }),
+    });
+    return;
+  }
+  if (pending.outcome === "succeeded") ctx.stats.completed++;
+  else ctx.stats.failed++;
+  await ctx.faults.hit("dispatch.outcomeCommitted");
+}
+
+/** Ambiguous and not retryable: tell the owner (an Unknown event) and start resolving by lookup. */
+async function goUnknown(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  policy: EffectPolicy,
+  handler: AnyHandler,
+  reason: string,
+): Promise<void> {
+  // The owner hears first: a crash before the row update repeats this send, which its inbox dedups.
+  const unknownCommand: EffectOutcome = {
+    type: "oncely.effect.unknown",
+    key: row.id,
+    kind: row.kind,
+    error: reason,
+    attempt: row.attempts,
+  };
+  await ctx.runtime.send(row.stream, unknownCommand);
+  ctx.stats.unknown++;
+  const unknown: EffectRowState = { ...state, unknownSince: state.unknownSince ?? ctx.clock.now(), lookups: 0 };
+  if (!handler.lookup || policy.lookupAttempts === 0) {
+    return escalate(ctx, row, unknown, reason);
+  }
+  await writeRow(ctx, row, {
+    status: "resolving",
+    notBefore: ctx.clock.now() + backoffDelay(policy.lookupBackoff, 1, ctx.random),
+    lastError: reason,
+    result: compactState(unknown),
+  });
+}
+
+/** Budget spent: the effect waits for an operator, in the reconciliation queue. */
+async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState, reason: string): Promise<void> {
+  const escalation: EffectOutcome = {
+    type: "oncely.effect.needs-reconciliation",
+    key: row.id,
+    kind: row.kind,
+    error: reason,
+    attempt: row.attempts,
+  };
+  await ctx.runtime.send(row.stream, escalation);
+  ctx.stats.reconcile++;
+  ctx.logger.warn({ key: row.id, kind: row.kind, owner: row.stream, reason }, "effect needs reconciliation");
+  await writeRow(ctx, row, {
+    status: "reconcile",
+    lastError: reason,
+    result: compactState({ ...state, unknownSince: state.unknownSince ?? ctx.clock.now() }),
+  });
+}
+
+/** An Unknown effect: ask the provider by key. Never calls `run` unless a lookup proves it safe. */
+async function resolveStep(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  policy: EffectPolicy,
+  handler: AnyHandler | undefined,
+): Promise<void> {
+  const lookup = handler?.lookup;
+  if (!handler || !lookup) {
+    return escalate(ctx, row, state, row.lastError ?? `no lookup for effect kind "${row.kind}"`);
+  }
+  const lookups = (state.lookups ?? 0) + 1;
+  ctx.stats.lookups++;
+  let found: LookupResult | undefined;
+  let problem: string;
+  try {
+    found = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
+      lookup.call(handler, row.id, { signal, input: inputOf(row) }),
+    );
+    problem = `lookup of "${row.id}" answered ${JSON.stringify(found?.outcome ?? null)}`;
+  } catch (error) {
+    problem = `lookup failed: ${errorText(error)}`;
+  }
+  const answer = definiteAnswer(found);
+  if (answer) {
+    const pending: PendingOutcome =
+      answer.outcome === "succeeded"
+        ? { outcome: "succeeded", result: answer.result, via: "lookup" }
+        : { outcome: "failed", reason: answer.reason, via: "lookup" };
+    return deliverOutcome(ctx, row, { ...state, lookups }, pending, row.attempts, policy);
+  }
+  const now = ctx.clock.now();
+  if (found?.outcome === "not-found") {
+    problem = `lookup found no record of "${row.id}" at the provider`;
+    const quietFor = state.lastRunAt === undefined ? Number.POSITIVE_INFINITY : now - state.lastRunAt;
+    if (
+      policy.rerunAfterNotFoundMs !== null &&
+      quietFor >= policy.rerunAfterNotFoundMs &&
+      row.attempts < policy.maxAttempts
+    ) {
+      // The provider never saw the key and the last run is long over: running again (same key) cannot double it.
+      await writeRow(ctx, row, {
+        status: "pending",
+        notBefore: now,
+        lastError: problem,
+        result: compactState({ ...state, lookups, rerunAllowed: true }),
+      });
+      return;
+    }
+  }
+  if (lookups >= policy.lookupAttempts) return escalate(ctx, row, { ...state, lookups }, problem);
+  await writeRow(ctx, row, {
+    status: "resolving",
+    notBefore: now + backoffDelay(policy.lookupBackoff, lookups + 1, ctx.random),
+    lastError: problem,
+    result: compactState({ ...state, lookups }),
+  });
+}

@@ -1,0 +1,29 @@
+/** The effect protocol: handlers, dispatcher, status machine, cross-actor view, reconciliation. */
+
+export { InboxRetention, type InboxRetentionOptions, pruneInbox } from "../messaging/inbox-retention.js";
+export { backoffDelay } from "./backoff.js";
+export type { CommandSink, DispatcherStats, MessageRetryPolicy } from "./context.js";
+export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";
+export { EffectNotFoundError, EffectNotSettleableError, EffectTimeoutError } from "./errors.js";
+export { canonicalJson, requestHash } from "./operations/canonical.js";
+export { IdempotentOperations, type IdempotentOperationsOptions } from "./operations/idempotent.js";
+export { MemoryOperationStore, memoryOperationStore } from "./operations/memory.js";
+export type { OperationOutcome, OperationRecord, OperationStore } from "./operations/types.js";
+export { DEFAULT_EFFECT_POLICY, resolvePolicy } from "./policy.js";
+export { Reconciliation, type ReconciliationItem, settlementSchema } from "./reconciliation.js";
+export { effectStatusAfter, isFinalStatus, statusOfOutcome } from "./status.js";
+export {
+  type Backoff,
+  type EffectHandler,
+  type EffectPolicy,
+  type EffectStatus,
+  type EffectView,
+  failed,
+  type LookupResult,
+  notFound,
+  type RunContext,
+  type RunResult,
+  type Settlement,
+  succeeded,
+} from "./types.js";
+export { type EffectFilter, effectView, getEffect, listEffects } from "./view.js";

@@ -1,0 +1,89 @@
+import type { EffectOutcome, Typed } from "../core/decider.js";
+import { CommandRejectedError, InvalidInputError } from "../core/errors.js";
+import type { OutboxRow } from "../journal/types.js";
+import { backoffDelay } from "./backoff.js";
+import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { compactState, type MessageRowState, messageRowState } from "./row-state.js";
+
+type Ack = NonNullable<MessageRowState["ack"]>;
+
+/**
+ * Actor-to-actor delivery, at least once: send the command to the receiver with the row id as
+ * message id (the receiver's inbox dedups it in the same commit as its events, and its reply
+ * exists only after that commit), then record the ack in the sender, whose commit marks the row done.
+ *
+ * Failure window: a crash between the receiver's commit and the sender's ack
+ * (`delivery.inboxRecorded`) makes the next dispatcher deliver again; the receiver answers from
+ * its inbox with the stored reply and changes nothing.
+ */
+export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<void> {
+  const state = messageRowState(row);
+  if (state.ack) return recordAck(ctx, row, state.ack);
+  const payload = parsePayload(row.payload);
+  if (!payload) {
+    // Retrying cannot repair a malformed row: tell the sender it was rejected.
+    return recordAck(ctx, row, { outcome: "rejected", error: "outbox message payload lacks {to, command.type}" });
+  }
+  const attempt = row.attempts + 1;
+  if (!(await writeRow(ctx, row, { attempts: attempt, releaseLease: false }))) return;
+  let ack: Ack;
+  try {
+    const delivered = await ctx.runtime.send(payload.to, payload.command, { messageId: row.id });
+    ack = { outcome: "delivered", reply: delivered.reply ?? null };
+  } catch (error) {
+    rethrowCrash(error);
+    if (error instanceof CommandRejectedError || error instanceof InvalidInputError) {
+      ack = { outcome: "rejected", error: errorText(error) };
+    } else {
+      return retryOrBury(ctx, { ...row, attempts: attempt }, error);
+    }
+  }
+  if (ack.outcome === "delivered") await ctx.faults.hit("delivery.inboxRecorded");
+  await recordAck(ctx, { ...row, attempts: attempt }, ack);
+}
+
+function parsePayload(payload: unknown): { to: string; command: Typed } | undefined {
+  if (typeof payload !== "object" || payload === null) return undefined;
+  const p = payload as { to?: unknown; command?: unknown };
+  if (typeof p.to !== "string" || typeof p.command !== "object" || p.command === null) return undefined;
+  if (typeof (p.command as { type?: unknown }).type !== "string") return undefined;
+  return { to: p.to, command: p.command as Typed };
+}
+
+async function retryOrBury(ctx: StepContext, row: OutboxRow, error: unknown): Promise<void> {
+  const policy = ctx.messageRetry;
+  if (row.attempts >= policy.maxAttempts) {
+    ctx.stats.dead++;
+    ctx.logger.error({ id: row.id, to: (row.payload as { to?: string }).to, err: error }, "message delivery gave up");
+    await writeRow(ctx, row, { status: "dead", lastError: errorText(error) });
+    return;
+  }
+  await writeRow(ctx, row, {
+    status: "pending",
+    notBefore: ctx.clock.now() + backoffDelay(policy.backoff, row.attempts, ctx.random),
+    lastError: errorText(error),
+  });
+}
+
+async function recordAck(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<void> {
+  const to = (row.payload as { to?: unknown } | null)?.to;
+  const command: EffectOutcome =
+    ack.outcome === "delivered"
+      ? { type: "oncely.message.delivered", id: row.id, to: String(to), reply: ack.reply }
+      : { type: "oncely.message.rejected", id: row.id, to: String(to), error: ack.error };
+  try {
+    await ctx.runtime.send(row.stream, command);
+  } catch (error) {
+    rethrowCrash(error);
+    // The receiver has it already; keep the ack on the row so we only retry the sender's side.
+    await writeRow(ctx, row, {
+      status: "pending",
+      notBefore: ctx.clock.now() + backoffDelay(ctx.messageRetry.backoff, Math.max(1, row.attempts), ctx.random),
+      lastError: `recording the ack failed: ${errorText(error)}`,
+      result: compactState({ ack }),
+    });
+    return;
+  }
+  if (ack.outcome === "delivered") ctx.stats.delivered++;
+  else ctx.stats.rejected++;
+}

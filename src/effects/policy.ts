@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { InvalidInputError } from "../core/errors.js";
+import type { Backoff, EffectPolicy } from "./types.js";
+
+/**
+ * Defaults are cautious: a provider is assumed NOT to dedup, so an ambiguous run goes Unknown
+ * and is looked up or reconciled rather than run again blindly.
+ */
+export const DEFAULT_EFFECT_POLICY: EffectPolicy = {
+  timeoutMs: 10_000,
+  providerDedups: false,
+  maxAttempts: 5,
+  backoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: 0.2 },
+  lookupAttempts: 10,
+  lookupBackoff: { initialMs: 5_000, maxMs: 5 * 60_000, multiplier: 2, jitter: 0.2 },
+  rerunAfterNotFoundMs: null,
+  leaseMs: 30_000,
+};
+
+const backoffSchema = z
+  .object({
+    initialMs: z.number().int().nonnegative(),
+    maxMs: z.number().int().nonnegative(),
+    multiplier: z.number().min(1),
+    jitter: z.number().min(0).max(1),
+  })
+  .refine((b) => b.maxMs >= b.initialMs, { message: "maxMs must be >= initialMs" });
+
+const policySchema = z
+  .object({
+    timeoutMs: z.number().int().positive(),
+    providerDedups: z.boolean(),
+    maxAttempts: z.number().int().min(1),
+    backoff: backoffSchema,
+    lookupAttempts: z.number().int().min(0),
+    lookupBackoff: backoffSchema,
+    rerunAfterNotFoundMs: z.number().int().nonnegative().nullable(),
+    leaseMs: z.number().int().positive(),
+  })
+  // A lease shorter than a call would let a second dispatcher start the same key while the first still waits.
+  .refine((p) => p.leaseMs > p.timeoutMs, { message: "leaseMs must be longer than timeoutMs" });
+
+/** Merge partial policies over the defaults (later wins) and validate the result. */
+export function resolvePolicy(...layers: (Partial<EffectPolicy> | undefined)[]): EffectPolicy {
+  let merged: EffectPolicy = DEFAULT_EFFECT_POLICY;
+  for (const layer of layers) {
+    if (!layer) continue;
+    merged = {
+      ...merged,
+      ...layer,
+      backoff: { ...merged.backoff, ...(layer.backoff as Partial<Backoff> | undefined) },
+      lookupBackoff: { ...merged.lookupBackoff, ...(layer.lookupBackoff as Partial<Backoff> | undefined) },
+    };
+  }
+  const parsed = policySchema.safeParse(merged);
+  if (!parsed.success) {
+    throw new InvalidInputError(
+      "invalid effect policy",
+      parsed.error.issues.map((i) => `${i.path.join(".") || "policy"}: ${i.message}`),
+    );
+  }
+  return merged;
+}

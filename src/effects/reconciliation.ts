@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { type Clock, systemClock } from "../core/clock.js";
+import { InvalidInputError } from "../core/errors.js";
+import { type Logger, silentLogger } from "../core/logger.js";
+import type { Journal } from "../journal/types.js";
+import { EffectNotFoundError, EffectNotSettleableError } from "./errors.js";
+import { compactState, effectRowState, type PendingOutcome } from "./row-state.js";
+import type { EffectView, Settlement } from "./types.js";
+import { effectView } from "./view.js";
+
+export interface ReconciliationItem extends EffectView {
+  /** The input the effect was requested with (to look it up at the provider by hand). */
+  input: unknown;
+  /** When the effect went Unknown (epoch ms), if recorded. */
+  unknownSince: number | null;
+}
+
+export const settlementSchema = z.discriminatedUnion("outcome", [
+  z.object({
+    outcome: z.literal("succeeded"),
+    result: z.unknown().refine((v) => v !== undefined, { message: "result is required" }),
+    by: z.string().trim().min(1, "by (the operator) is required"),
+    note: z.string().optional(),
+  }),
+  z.object({
+    outcome: z.literal("failed"),
+    reason: z.string().trim().min(1, "reason is required"),
+    by: z.string().trim().min(1, "by (the operator) is required"),
+    note: z.string().optional(),
+  }),
+]);
+
+/**
+ * The reconciliation queue: effects whose outcome stayed Unknown after their lookup budget.
+ * Needs only the journal (no actor definitions), so a CLI can run it.
+ *
+ * Settling writes the operator's decision onto the outbox row (status back to `pending`, the
+ * settlement in `result`). A dispatcher then sends it to the owner as
+ * `oncely.effect.succeeded|failed` with `via: "operator"`, without calling the handler; the
+ * owner's commit records the event and marks the row done. Until a dispatcher runs, the
+ * settlement is durable but not yet an event in the owner.
+ */
+export class Reconciliation {
+  private readonly journal: Journal;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
+  constructor(options: { journal: Journal; clock?: Clock; logger?: Logger }) {
+    this.journal = options.journal;
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  async list(filter: { kind?: string; owner?: string; limit?: number } = {}): Promise<ReconciliationItem[]> {
+    const rows = await this.journal.listOutbox({
+      category: "effect",
+      status: "reconcile",
+      ...(filter.kind === undefined ? {} : { kind: filter.kind }),
+      ...(filter.owner === undefined ? {} : { stream: filter.owner }),
+      ...(filter.limit === undefined ? {} : { limit: filter.limit }),
+    });
+    return rows.map((row) => ({
+      ...effectView(row),
+      input: (row.payload as { input?: unknown } | null)?.input ?? null,
+      unknownSince: effectRowState(row).unknownSince ?? null,
+    }));
+  }
+
+  async count(): Promise<number> {
+    return (await this.journal.listOutbox({ category: "effect", status: "reconcile" })).length;
+  }
+
+  /**
+   * Record an operator's decision for an Unknown effect (in the queue, or still being resolved).
+   * Throws `InvalidInputError` for a malformed settlement, `EffectNotFoundError` for an unknown
+   * key, `EffectNotSettleableError` when the effect is not Unknown (never run yet, or already final).
+   */
+  async settle(key: string, settlement: Settlement): Promise<EffectView> {
+    const parsed = settlementSchema.safeParse(settlement);
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        `invalid settlement for "${key}"`,
+        parsed.error.issues.map((i) => `${i.path.join(".") || "settlement"}: ${i.message}`),
+      );
+    }
+    const row = await this.journal.getOutbox(key);
+    if (row?.category !== "effect") throw new EffectNotFoundError(key);
+    if (row.status !== "reconcile" && row.status !== "resolving") throw new EffectNotSettleableError(key, row.status);
+    const s = parsed.data;
+    const pending: PendingOutcome =
+      s.outcome === "succeeded"
+        ? {
+            outcome: "succeeded",
+            result: s.result ?? null,
+            via: "operator",
+            by: s.by,
+            ...(s.note ? { note: s.note } : {}),
+          }
+        : { outcome: "failed", reason: s.reason, via: "operator", by: s.by, ...(s.note ? { note: s.note } : {}) };
+    const now = this.clock.now();
+    const state = effectRowState(row);
+    const ok = await this.journal.forceOutbox(
+      key,
+      { status: "pending", notBefore: now, result: compactState({ ...state, pending }) },
+      now,
+    );
+    if (!ok) throw new EffectNotSettleableError(key, "done");
+    this.logger.info({ key, outcome: s.outcome, by: s.by }, "effect settled by an operator");
+    const updated = await this.journal.getOutbox(key);
+    return effectView(updated ?? row);
+  }
+}
