@@ -1,0 +1,455 @@
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import {
+  CheckpointConflictError,
+  DuplicateMessageError,
+  InvalidInputError,
+  isRetryable,
+  NotRegisteredError,
+  RetriesExhaustedError,
+  toError,
+} from "../core/errors.js";
+import { type Faults, noFaults } from "../core/faults.js";
+import { type Logger, silentLogger } from "../core/logger.js";
+import { Mailboxes } from "../core/mailbox.js";
+import type { Runtime } from "../core/runtime.js";
+import type { Commit, Journal } from "../journal/types.js";
+import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
+import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
+import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
+import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
+import {
+  backoffMs,
+  type Delivery,
+  type DeliveryOutcome,
+  type SubscribeOptions,
+  type Subscription,
+  type Transport,
+} from "./transport.js";
+
+export type OrderingMode = "facts" | "sequenced";
+
+export interface ConsumerOptions {
+  /** Durable name: the inbox, checkpoints, parked messages and dead letters are recorded under it. */
+  name: string;
+  journal: Journal;
+  handler: ConsumerHandler;
+  /** `facts` (default): any order, monotonic updates. `sequenced`: per source stream, in aggregateVersion order. */
+  mode?: OrderingMode;
+  /** Needed by command handlers (and process managers). */
+  runtime?: Runtime;
+  /** Event types this consumer handles; others are acknowledged untouched. Default: all. */
+  types?: readonly string[];
+  clock?: Clock;
+  ids?: IdGenerator;
+  faults?: Faults;
+  logger?: Logger;
+  metrics?: MessagingMetrics;
+  /** Deliveries before a failing message is dead-lettered (default 5). Terminal errors go at once. */
+  maxDeliveries?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Sequenced: how long a gap may stay open before it is alerted on (default 60 s, clock time). */
+  gapTimeoutMs?: number;
+  /** Sequenced: called once per alerted gap. */
+  reconcile?: ReconcileHook;
+  /** Attempts after optimistic-concurrency conflicts with another instance (default 10). */
+  maxConflictRetries?: number;
+}
+
+/** The producer stream a sequenced message belongs to: one checkpoint each. */
+export const sourceStreamOf = (envelope: Envelope): string => `${envelope.source}/${envelope.aggregateId}`;
+
+/**
+ * Consumes integration events: dedups through the inbox in the same commit as the update, in one
+ * of two ordering modes, and dead-letters what cannot be handled without ever blocking the rest.
+ *
+ * Facts mode: each event is applied when it arrives; the handler's updates must be monotonic and
+ * commutative. A document is read, projected and written with an optimistic guard (a checkpoint
+ * `(<name>#doc, <collection>/<id>)` used as the document's revision), so two instances of one
+ * consumer never lose an update.
+ *
+ * Sequenced mode: a checkpoint per producer stream (`source/aggregateId`). A version at or below
+ * it is a duplicate; one past a gap is parked in the journal; the next expected version is applied
+ * together with the checkpoint advance and its unpark, then parked successors are released in
+ * order. Gaps are watched by `checkGaps` (alert once + reconciliation hook, never silent).
+ *
+ * Failure windows: a command handler sends to the actor (deduplicated by the actor's inbox) and
+ * then commits the consumer's inbox/checkpoint; a crash between the two makes the redelivery
+ * reach the actor again, which answers from its inbox. A projection commits everything at once.
+ */
+export class Consumer {
+  readonly name: string;
+  readonly mode: OrderingMode;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: MessagingMetrics;
+  private readonly handler: ConsumerHandler;
+  private readonly runtime: Runtime | undefined;
+  private readonly types: ReadonlySet<string> | undefined;
+  private readonly ids: IdGenerator;
+  private readonly faults: Faults;
+  private readonly maxDeliveries: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly maxConflictRetries: number;
+  private readonly locks = new Mailboxes();
+  private readonly firstFailure = new Map<string, number>();
+  readonly gaps: GapMonitor;
+  readonly stats = { applied: 0, duplicates: 0, parked: 0, released: 0, ignored: 0, backwards: 0, deadLetters: 0 };
+
+  constructor(options: ConsumerOptions) {
+    this.name = options.name;
+    this.mode = options.mode ?? "facts";
+    this.journal = options.journal;
+    this.handler = options.handler;
+    this.runtime = options.runtime;
+    this.types = options.types ? new Set(options.types) : undefined;
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? randomIds;
+    this.faults = options.faults ?? noFaults;
+    this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics ?? messagingMetrics();
+    this.maxDeliveries = options.maxDeliveries ?? 5;
+    this.retryBaseMs = options.retryBaseMs ?? 200;
+    this.retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    if (this.handler.kind === "command" && !this.runtime) {
+      throw new NotRegisteredError(`consumer "${this.name}" routes commands but was given no runtime`);
+    }
+    this.gaps = new GapMonitor(this, {
+      timeoutMs: options.gapTimeoutMs ?? 60_000,
+      reconcile: options.reconcile,
+    });
+  }
+
+  /**
+   * Handle one envelope (already parsed). Resolves once its effect is committed. Throws what the
+   * handler throws; the delivery path (`deliver`) turns that into a retry or a dead letter.
+   */
+  async handle(input: Envelope): Promise<HandleResult> {
+    const envelope = parseEnvelope(input);
+    if (this.types && !this.types.has(envelope.type)) return this.count({ outcome: "ignored", released: 0 });
+    const result = this.mode === "sequenced" ? await this.handleSequenced(envelope) : await this.handleFact(envelope);
+    return this.count(result);
+  }
+
+  private count(result: HandleResult): HandleResult {
+    const key = { applied: "applied", duplicate: "duplicates", parked: "parked", ignored: "ignored" } as const;
+    this.stats[key[result.outcome]]++;
+    this.stats.released += result.released;
+    this.metrics.handled.inc({ consumer: this.name, outcome: result.outcome });
+    return result;
+  }
+
+  /**
+   * The transport-facing path. Never throws for a bad message: unparseable bodies and terminal
+   * errors are dead-lettered at once, retryable failures are nak'ed with backoff until the last
+   * delivery, which is dead-lettered; only then is the message acknowledged.
+   * If writing the dead letter itself fails, the error propagates and the transport redelivers.
+   */
+  async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
+    let envelope: Envelope;
+    try {
+      envelope = decodeEnvelope(delivery.body);
+    } catch (error) {
+      await this.deadLetter(delivery, undefined, error, delivery.attempt);
+      return { kind: "ack" };
+    }
+    try {
+      await this.handle(envelope);
+      this.firstFailure.delete(envelope.eventId);
+      return { kind: "ack" };
+    } catch (error) {
+      const now = this.clock.now();
+      if (!this.firstFailure.has(envelope.eventId)) this.firstFailure.set(envelope.eventId, now);
+      const last = delivery.attempt >= Math.min(delivery.maxDeliveries, this.maxDeliveries);
+      if (!isRetryable(error) || last) {
+        await this.deadLetter(delivery, envelope, error, delivery.attempt);
+        this.firstFailure.delete(envelope.eventId);
+        return { kind: "ack" };
+      }
+      this.metrics.handled.inc({ consumer: this.name, outcome: "retry" });
+      this.logger.warn(
+        { consumer: this.name, eventId: envelope.eventId, attempt: delivery.attempt, err: error },
+        "handler failed; will retry",
+      );
+      return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
+    }
+  }
+
+  /** Decode and handle a stored body (dead-letter replay): the same path as a delivery, errors thrown. */
+  replayBody(body: string): Promise<HandleResult> {
+    return this.handle(decodeEnvelope(body));
+  }
+
+  private async deadLetter(
+    delivery: Delivery,
+    envelope: Envelope | undefined,
+    thrown: unknown,
+    attempts: number,
+  ): Promise<void> {
+    const error = toError(thrown);
+    const now = this.clock.now();
+    const messageId = envelope?.eventId ?? delivery.messageId ?? null;
+    // Deterministic id for a known message: a redelivery after a crash between this commit and
+    // the ack writes the same dead letter again, which the journal ignores.
+    const id = messageId === null ? `${this.name}|${this.ids.next()}` : `${this.name}|${messageId}`;
+    await this.journal.commit({
+      deadLetters: [
+        {
+          id,
+          consumer: this.name,
+          messageId,
+          payload: { subject: delivery.subject, body: delivery.body, envelope: envelope ?? null },
+          error: error.message,
+          stack: error.stack ?? null,
+          attempts,
+          firstFailedAt: (messageId && this.firstFailure.get(messageId)) || now,
+          lastFailedAt: now,
+        },
+      ],
+      now,
+    });
+    this.stats.deadLetters++;
+    this.metrics.deadLetters.inc({ consumer: this.name });
+    this.metrics.handled.inc({ consumer: this.name, outcome: "dead" });
+    this.logger.error(
+      { consumer: this.name, messageId, subject: delivery.subject, attempts, err: error },
+      "message dead-lettered",
+    );
+  }
+
+  /** Subscribe this consumer to a transport. */
+  subscribe(transport: Transport, options: Omit<SubscribeOptions, "maxDeliveries">): Promise<Subscription> {
+    return transport.subscribe(this.name, { ...options, maxDeliveries: this.maxDeliveries }, (d) => this.deliver(d));
+  }
+
+  // ---- facts mode ----
+
+  private async handleFact(envelope: Envelope): Promise<HandleResult> {
+    const handler = this.handler;
+    if (handler.kind === "command") {
+      const applied = await this.sendCommand(envelope);
+      return { outcome: applied, released: 0 };
+    }
+    const id = handler.key(envelope);
+    if (id === undefined) return { outcome: "ignored", released: 0 };
+    return this.locks.run(`doc:${handler.collection}/${id}`, () =>
+      this.withConflictRetries(async () => {
+        if (await this.journal.getInbox(this.name, envelope.eventId)) return { outcome: "duplicate", released: 0 };
+        const guard = { consumer: `${this.name}#doc`, source: `${handler.collection}/${id}` };
+        const revision = await this.journal.getCheckpoint(guard.consumer, guard.source);
+        const documents = await this.projectDocument(envelope, id);
+        try {
+          await this.journal.commit({
+            inbox: { consumer: this.name, messageId: envelope.eventId, reply: null },
+            documents,
+            checkpoint: { ...guard, version: revision + 1, expected: revision },
+            now: this.clock.now(),
+          });
+        } catch (error) {
+          if (error instanceof DuplicateMessageError) return { outcome: "duplicate", released: 0 };
+          throw error;
+        }
+        return { outcome: "applied", released: 0 };
+      }),
+    );
+  }
+
+  private async projectDocument(envelope: Envelope, id: string): Promise<Commit["documents"]> {
+    const handler = this.handler;
+    if (handler.kind !== "projection") return [];
+    const current = await this.journal.getDocument(handler.collection, id);
+    const next = handler.project(current?.doc, envelope, this.tools);
+    return next === undefined ? [] : [{ collection: handler.collection, id, doc: next }];
+  }
+
+  private readonly tools: ProjectTools = {
+    advance: (fact, m, current, next) => {
+      const result = m.advance(current, next);
+      if (result.backwards) {
+        this.stats.backwards++;
+        this.metrics.backwards.inc({ consumer: this.name, fact });
+      }
+      return result;
+    },
+  };
+
+  /** Returns "applied" or "duplicate" as the actor saw it. */
+  private async sendCommand(envelope: Envelope): Promise<"applied" | "duplicate" | "ignored"> {
+    if (this.handler.kind !== "command" || !this.runtime) return "ignored";
+    const target = this.handler.route(envelope);
+    if (!target) return "ignored";
+    const result = await this.runtime.send(target.address, target.command, {
+      messageId: envelope.eventId,
+      causationId: envelope.eventId,
+      correlationId: envelope.correlationId,
+    });
+    return result.duplicate ? "duplicate" : "applied";
+  }
+
+  private async withConflictRetries<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (error instanceof CheckpointConflictError) continue;
+        throw error;
+      }
+    }
+    throw new RetriesExhaustedError(
+      `consumer "${this.name}" kept conflicting with another instance`,
+      this.maxConflictRetries + 1,
+    );
+  }
+
+  // ---- sequenced mode ----
+
+  private handleSequenced(envelope: Envelope): Promise<HandleResult> {
+    if (envelope.aggregateVersion === undefined) {
+      return Promise.reject(
+        new InvalidInputError(
+          `sequenced consumer "${this.name}" got event ${envelope.eventId} (${envelope.type}) without aggregateVersion`,
+        ),
+      );
+    }
+    const version = envelope.aggregateVersion;
+    const source = sourceStreamOf(envelope);
+    return this.locks.run(`src:${source}`, () =>
+      this.withConflictRetries(async () => {
+        const checkpoint = await this.journal.getCheckpoint(this.name, source);
+        if (version <= checkpoint) return { outcome: "duplicate", released: 0 };
+        if (version > checkpoint + 1) {
+          // Ahead of a gap: keep it in the journal (not in memory) so a restart loses nothing.
+          // Parking the same version twice is a no-op.
+          await this.journal.commit({
+            park: [{ consumer: this.name, source, version, message: envelope }],
+            now: this.clock.now(),
+          });
+          return { outcome: "parked", released: 0 };
+        }
+        const outcome = await this.applyNext(envelope, source, checkpoint);
+        const released = await this.releaseParked(source);
+        return { outcome, released };
+      }),
+    );
+  }
+
+  /**
+   * Apply the next expected version: the update, the inbox row, the checkpoint advance (guarded by
+   * the expected previous version) and the unpark of this version, in one commit.
+   */
+  private async applyNext(envelope: Envelope, source: string, checkpoint: number): Promise<"applied" | "duplicate"> {
+    const version = checkpoint + 1;
+    const advance = {
+      checkpoint: { consumer: this.name, source, version, expected: checkpoint },
+      unpark: [{ consumer: this.name, source, version }],
+    };
+    let outcome: "applied" | "duplicate" = "applied";
+    let documents: Commit["documents"] = [];
+    if (this.handler.kind === "command") {
+      // The actor dedups by eventId; our commit after it only records progress.
+      const sent = await this.sendCommand(envelope);
+      if (sent === "duplicate") outcome = "duplicate";
+    } else {
+      const id = this.handler.key(envelope);
+      if (id !== undefined) documents = await this.projectDocument(envelope, id);
+    }
+    try {
+      await this.journal.commit({
+        inbox: { consumer: this.name, messageId: envelope.eventId, reply: null },
+        documents,
+        ...advance,
+        now: this.clock.now(),
+      });
+    } catch (error) {
+      if (!(error instanceof DuplicateMessageError)) throw error;
+      // The eventId was handled before under another version slot (a replay, or a producer that
+      // reused an id): do not apply it twice, but do not leave the stream stuck either.
+      await this.journal.commit({ ...advance, now: this.clock.now() });
+      outcome = "duplicate";
+    }
+    await this.faults.hit("consumer.checkpointStored");
+    return outcome;
+  }
+
+  /** Apply parked successors in order while the next expected version is among them. Call under the source lock. */
+  private async releaseParked(source: string): Promise<number> {
+    let released = 0;
+    for (;;) {
+      const checkpoint = await this.journal.getCheckpoint(this.name, source);
+      const parked = await this.journal.listParked(this.name, source);
+      const stale = parked.filter((p) => p.version <= checkpoint);
+      if (stale.length > 0) {
+        await this.journal.commit({
+          unpark: stale.map((p) => ({ consumer: this.name, source, version: p.version })),
+          now: this.clock.now(),
+        });
+      }
+      const next = parked.find((p) => p.version === checkpoint + 1);
+      if (!next) return released;
+      await this.applyNext(parseEnvelope(next.message), source, checkpoint);
+      released++;
+    }
+  }
+
+  /** Release whatever is releasable for a source (after a skip, or a crash between apply and release). */
+  release(source: string): Promise<number> {
+    return this.locks.run(`src:${source}`, () => this.withConflictRetries(() => this.releaseParked(source)));
+  }
+
+  /**
+   * Move a source's checkpoint past a gap to just below its first parked version, then release
+   * what was parked. The skipped versions are recorded on the gap alert. Use when the missing
+   * events are known to be lost for good.
+   */
+  skipGap(source: string): Promise<{ from: number; to: number } | undefined> {
+    return this.locks.run(`src:${source}`, () =>
+      this.withConflictRetries(async () => {
+        const checkpoint = await this.journal.getCheckpoint(this.name, source);
+        const parked = (await this.journal.listParked(this.name, source)).filter((p) => p.version > checkpoint);
+        const first = parked[0];
+        if (!first || first.version === checkpoint + 1) return undefined;
+        const skipped = `versions ${checkpoint + 1}..${first.version - 1} skipped`;
+        const alert = await this.gaps.resolutionDocument(source, checkpoint + 1, "skipped", skipped);
+        await this.journal.commit({
+          checkpoint: { consumer: this.name, source, version: first.version - 1, expected: checkpoint },
+          documents: alert ? [alert] : [],
+          now: this.clock.now(),
+        });
+        this.logger.warn({ consumer: this.name, source, from: checkpoint + 1, to: first.version - 1 }, "gap skipped");
+        await this.releaseParked(source);
+        return { from: checkpoint + 1, to: first.version - 1 };
+      }),
+    );
+  }
+
+  /** Sequenced: alert on gaps open longer than the timeout (once each) and run the reconciliation hook. */
+  checkGaps(now = this.clock.now()): Promise<GapAlert[]> {
+    return this.gaps.check(now);
+  }
+
+  /**
+   * Check gaps every `everyMs` of clock time in the background (sequenced mode), so a gap is never
+   * waited on silently. Returns a function that stops the watch.
+   */
+  watchGaps(everyMs: number): () => void {
+    const abort = new AbortController();
+    void (async () => {
+      while (!abort.signal.aborted) {
+        try {
+          await this.clock.sleep(everyMs, abort.signal);
+          await this.checkGaps();
+        } catch (error) {
+          if (!abort.signal.aborted) this.logger.error({ consumer: this.name, err: error }, "gap check failed");
+        }
+      }
+    })();
+    return () => abort.abort();
+  }
+
+  listGapAlerts(): Promise<GapAlert[]> {
+    return this.gaps.list();
+  }
+}

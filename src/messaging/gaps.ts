@@ -1,0 +1,174 @@
+import { DuplicateMessageError, toError } from "../core/errors.js";
+import type { Consumer } from "./consumer.js";
+import type { Envelope } from "./envelope.js";
+
+/** Documents collection holding gap alerts (queryable with `journal.listDocuments`). */
+export const GAP_ALERTS = "oncely.gap-alerts";
+
+export type GapStatus = "open" | "waiting" | "supplied" | "skipped" | "filled" | "hook-failed";
+
+/** A gap in a producer stream that stayed open longer than the consumer's timeout. */
+export interface GapAlert {
+  consumer: string;
+  /** Producer stream, `source/aggregateId`. */
+  source: string;
+  /** First missing version (checkpoint + 1). */
+  fromVersion: number;
+  /** Last missing version before the first parked one (as known when alerted). */
+  toVersion: number;
+  parkedVersions: number[];
+  /** When the earliest message still parked behind the gap was parked (clock ms). */
+  openedAt: number;
+  alertedAt: number;
+  status: GapStatus;
+  resolvedAt: number | null;
+  note: string | null;
+}
+
+export type GapInfo = Omit<GapAlert, "status" | "resolvedAt" | "note" | "alertedAt"> & { now: number };
+
+/**
+ * What reconciliation decided:
+ * - `supply`: here are the missing events (e.g. fetched from the producer); they go through the
+ *   normal consumer path (inbox, checkpoint), then the parked ones are released.
+ * - `skip`: the events are lost for good; the checkpoint moves past the gap (recorded on the alert).
+ * - `wait`: keep waiting; the alert stays visible (status `waiting`) for an operator.
+ */
+export type GapDecision = { action: "supply"; events: Envelope[] } | { action: "skip" } | { action: "wait" };
+
+export type ReconcileHook = (gap: GapInfo) => Promise<GapDecision> | GapDecision;
+
+/**
+ * Watches parked messages of a sequenced consumer. A gap is identified by (source, first missing
+ * version): its alert is committed with an inbox row `(<name>#gaps, <source>@<from>)`, so it is
+ * raised exactly once even with several instances checking, and the hook runs once per gap, by
+ * the instance whose alert commit won.
+ *
+ * Failure window: a crash after the alert commit and before the hook returns leaves the alert
+ * `open` without a hook decision; it stays listed for an operator (`skipGap`, replay, supply).
+ */
+export class GapMonitor {
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly options: { timeoutMs: number; reconcile: ReconcileHook | undefined },
+  ) {}
+
+  private alertId(source: string, fromVersion: number): string {
+    return `${this.consumer.name}|${source}@${fromVersion}`;
+  }
+
+  async check(now: number): Promise<GapAlert[]> {
+    const { journal, name } = this.consumer;
+    const parked = await journal.listParked(name);
+    const bySource = new Map<string, typeof parked>();
+    for (const p of parked) bySource.set(p.source, [...(bySource.get(p.source) ?? []), p]);
+    const raised: GapAlert[] = [];
+    let waiting = 0;
+    for (const [source, records] of bySource) {
+      const checkpoint = await journal.getCheckpoint(name, source);
+      const live = records.filter((p) => p.version > checkpoint).sort((a, b) => a.version - b.version);
+      const first = live[0];
+      if (!first || first.version === checkpoint + 1) {
+        // Stale or releasable: a crash between an apply and its release leaves this; finish it.
+        await this.consumer.release(source);
+        continue;
+      }
+      waiting += live.length;
+      const openedAt = Math.min(...live.map((p) => p.parkedAt));
+      if (now - openedAt < this.options.timeoutMs) continue;
+      const alert: GapAlert = {
+        consumer: name,
+        source,
+        fromVersion: checkpoint + 1,
+        toVersion: first.version - 1,
+        parkedVersions: live.map((p) => p.version),
+        openedAt,
+        alertedAt: now,
+        status: "open",
+        resolvedAt: null,
+        note: null,
+      };
+      try {
+        await journal.commit({
+          inbox: { consumer: `${name}#gaps`, messageId: `${source}@${alert.fromVersion}`, reply: null },
+          documents: [{ collection: GAP_ALERTS, id: this.alertId(source, alert.fromVersion), doc: alert }],
+          now,
+        });
+      } catch (error) {
+        if (error instanceof DuplicateMessageError) continue; // alerted before
+        throw error;
+      }
+      this.consumer.metrics.gapAlerts.inc({ consumer: name });
+      this.consumer.logger.warn(
+        { consumer: name, source, from: alert.fromVersion, to: alert.toVersion, openedAt, now },
+        "sequence gap open longer than its timeout",
+      );
+      raised.push(alert);
+      await this.reconcile(alert, now);
+    }
+    this.consumer.metrics.parked.set({ consumer: name }, waiting);
+    await this.markFilled();
+    return raised;
+  }
+
+  private async reconcile(alert: GapAlert, now: number): Promise<void> {
+    const hook = this.options.reconcile;
+    if (!hook) return;
+    const { status: _s, resolvedAt: _r, note: _n, alertedAt: _a, ...gap } = alert;
+    try {
+      const decision = await hook({ ...gap, now });
+      if (decision.action === "skip") {
+        await this.consumer.skipGap(alert.source);
+      } else if (decision.action === "supply") {
+        for (const event of decision.events) await this.consumer.handle(event);
+        await this.setStatus(
+          alert.source,
+          alert.fromVersion,
+          "supplied",
+          `${decision.events.length} event(s) supplied`,
+        );
+      } else {
+        await this.setStatus(alert.source, alert.fromVersion, "waiting", null);
+      }
+    } catch (error) {
+      this.consumer.logger.error(
+        { consumer: alert.consumer, source: alert.source, err: error },
+        "gap reconciliation hook failed",
+      );
+      await this.setStatus(alert.source, alert.fromVersion, "hook-failed", toError(error).message);
+    }
+  }
+
+  /** The alert document updated with a resolution, for inclusion in a commit; undefined when never alerted. */
+  async resolutionDocument(
+    source: string,
+    fromVersion: number,
+    status: GapStatus,
+    note: string | null = null,
+  ): Promise<{ collection: string; id: string; doc: GapAlert } | undefined> {
+    const id = this.alertId(source, fromVersion);
+    const existing = await this.consumer.journal.getDocument(GAP_ALERTS, id);
+    if (!existing) return undefined;
+    const doc = { ...(existing.doc as GapAlert), status, note, resolvedAt: this.consumer.clock.now() };
+    return { collection: GAP_ALERTS, id, doc };
+  }
+
+  private async setStatus(source: string, fromVersion: number, status: GapStatus, note: string | null): Promise<void> {
+    const document = await this.resolutionDocument(source, fromVersion, status, note);
+    if (document) await this.consumer.journal.commit({ documents: [document], now: this.consumer.clock.now() });
+  }
+
+  /** Alerts whose gap has since been passed by the checkpoint are marked `filled`. */
+  private async markFilled(): Promise<void> {
+    for (const alert of await this.list()) {
+      if (alert.status !== "open" && alert.status !== "waiting" && alert.status !== "hook-failed") continue;
+      const checkpoint = await this.consumer.journal.getCheckpoint(alert.consumer, alert.source);
+      if (checkpoint >= alert.fromVersion) await this.setStatus(alert.source, alert.fromVersion, "filled", null);
+    }
+  }
+
+  async list(): Promise<GapAlert[]> {
+    const docs = await this.consumer.journal.listDocuments(GAP_ALERTS);
+    return docs.map((d) => d.doc as GapAlert).filter((a) => a.consumer === this.consumer.name);
+  }
+}

@@ -1,0 +1,61 @@
+export { Consumer, type ConsumerOptions, type OrderingMode, sourceStreamOf } from "./consumer.js";
+export { type DeadLetterPayload, DeadLetters, deadLetterBody, type ReplayResult } from "./dead-letters.js";
+export {
+  decodeEnvelope,
+  type Envelope,
+  encodeEnvelope,
+  envelopeFromOutbox,
+  envelopeSchema,
+  parseEnvelope,
+} from "./envelope.js";
+export { type Advance, derived, IllegalTransitionError, type Monotonic, monotonic } from "./facts.js";
+export {
+  GAP_ALERTS,
+  type GapAlert,
+  type GapDecision,
+  type GapInfo,
+  GapMonitor,
+  type GapStatus,
+  type ReconcileHook,
+} from "./gaps.js";
+export type {
+  CommandHandler,
+  ConsumerHandler,
+  HandleOutcome,
+  HandleResult,
+  ProjectionHandler,
+  ProjectTools,
+} from "./handlers.js";
+export { type MessagingMetrics, messagingMetrics } from "./metrics.js";
+export {
+  defineProcessManager,
+  type ProcessEventCommand,
+  type ProcessManager,
+  type ProcessManagerDefinition,
+  type ProcessReaction,
+} from "./process-manager.js";
+export {
+  defineProjection,
+  eventsFromOutbox,
+  type Projection,
+  type ProjectionDefinition,
+  type RebuildOptions,
+  rebuildProjection,
+} from "./projection.js";
+export { Relay, type RelayOptions } from "./relay.js";
+export { subjectFor, subjectMatches, subjectToken } from "./subjects.js";
+export {
+  backoffMs,
+  type Delivery,
+  type DeliveryHandler,
+  type DeliveryOutcome,
+  type SubscribeOptions,
+  type Subscription,
+  type Transport,
+} from "./transport.js";
+export {
+  type InProcessFaultKnobs,
+  InProcessTransport,
+  type InProcessTransportOptions,
+  inProcessTransport,
+} from "./transports/in-process.js";

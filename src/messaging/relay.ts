@@ -1,0 +1,208 @@
+import { type Clock, systemClock } from "../core/clock.js";
+import { toError } from "../core/errors.js";
+import { type Faults, noFaults } from "../core/faults.js";
+import { type Logger, silentLogger } from "../core/logger.js";
+import type { Journal, OutboxRow } from "../journal/types.js";
+import { type Envelope, envelopeFromOutbox } from "./envelope.js";
+import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
+import { subjectFor } from "./subjects.js";
+import { backoffMs, type Transport } from "./transport.js";
+
+export interface RelayOptions {
+  journal: Journal;
+  transport: Transport;
+  /** Subject prefix: events go to `<prefix>.<source>.<type>` unless `subjectOf` says otherwise. */
+  subjectPrefix?: string;
+  subjectOf?: (envelope: Envelope) => string;
+  /** Lease owner id; unique per relay process (default `relay`). */
+  owner?: string;
+  clock?: Clock;
+  faults?: Faults;
+  logger?: Logger;
+  metrics?: MessagingMetrics;
+  /** A claimed row not marked within this time is claimed again (and republished). Default 30 s. */
+  leaseMs?: number;
+  /** Rows per claim (default 100). With in-stream order, at most one row per stream per claim. */
+  batchSize?: number;
+  /** Fallback poll when no outbox signal arrives (default 1000 ms). */
+  pollMs?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/**
+ * Relays integration events from the outbox to the transport, after their commit.
+ *
+ * Guarantees: only committed rows exist in the outbox, so nothing uncommitted is published; a row
+ * stays pending until it is marked done, so nothing committed is lost; rows are claimed with
+ * `inStreamOrder`, so per producing stream they are published in commit order (a later event
+ * waits while an earlier one is pending or leased, including during its retry backoff).
+ *
+ * Failure window: between `transport.publish` and marking the row done (fault point
+ * "relay.published") a crash leaves the row leased; after the lease expires it is published
+ * again with the same eventId. That is harmless: the broker dedups by eventId (`Nats-Msg-Id`
+ * within its window) and every consumer dedups in its inbox.
+ *
+ * @example
+ * const relay = new Relay({ journal, transport, subjectPrefix: "shop" });
+ * relay.start(); // ... await relay.stop();
+ */
+export class Relay {
+  private readonly journal: Journal;
+  private readonly transport: Transport;
+  private readonly subjectOf: (envelope: Envelope) => string;
+  private readonly owner: string;
+  private readonly clock: Clock;
+  private readonly faults: Faults;
+  private readonly logger: Logger;
+  private readonly metrics: MessagingMetrics;
+  private readonly leaseMs: number;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private loop: Promise<void> | undefined;
+  private abort: AbortController | undefined;
+  private wake: (() => void) | undefined;
+  private signalled = false;
+  readonly stats = { published: 0, failures: 0, invalid: 0 };
+
+  constructor(options: RelayOptions) {
+    this.journal = options.journal;
+    this.transport = options.transport;
+    const prefix = options.subjectPrefix ?? "oncely";
+    this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
+    this.owner = options.owner ?? "relay";
+    this.clock = options.clock ?? systemClock;
+    this.faults = options.faults ?? noFaults;
+    this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics ?? messagingMetrics();
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.batchSize = options.batchSize ?? 100;
+    this.pollMs = options.pollMs ?? 1000;
+    this.retryBaseMs = options.retryBaseMs ?? 200;
+    this.retryMaxMs = options.retryMaxMs ?? 30_000;
+  }
+
+  /**
+   * One claim and publish round. Returns how many rows were claimed. Rows of different streams
+   * are published concurrently; one stream never has two rows in flight (in-stream order).
+   * Throws only what the fault registry injects (a simulated crash); transport errors are retried.
+   */
+  async runOnce(): Promise<number> {
+    const rows = await this.journal.claimOutbox({
+      owner: this.owner,
+      now: this.clock.now(),
+      leaseMs: this.leaseMs,
+      limit: this.batchSize,
+      categories: ["event"],
+      inStreamOrder: true,
+    });
+    const results = await Promise.allSettled(rows.map((row) => this.relayRow(row)));
+    const crash = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (crash) throw crash.reason;
+    return rows.length;
+  }
+
+  /** Run rounds until a claim comes back empty (what is due now is published). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.runOnce();
+      total += n;
+      if (n === 0) return total;
+    }
+  }
+
+  private async relayRow(row: OutboxRow): Promise<void> {
+    let envelope: Envelope;
+    try {
+      envelope = envelopeFromOutbox(row);
+    } catch (error) {
+      // Only a bug or a hand-edited row gets here. Marking it dead unblocks the stream behind it
+      // and keeps it visible in the outbox (status dead, lastError) for an operator.
+      this.stats.invalid++;
+      this.logger.error({ id: row.id, err: error }, "outbox event row is not a valid envelope; marked dead");
+      await this.journal.updateOutbox(
+        row.id,
+        this.owner,
+        { status: "dead", lastError: toError(error).message },
+        this.clock.now(),
+      );
+      return;
+    }
+    try {
+      await this.transport.publish(envelope, this.subjectOf(envelope));
+    } catch (error) {
+      this.stats.failures++;
+      this.metrics.publishFailures.inc({ relay: this.owner });
+      const attempts = row.attempts + 1;
+      const delay = backoffMs(attempts, this.retryBaseMs, this.retryMaxMs);
+      this.logger.warn({ id: row.id, attempts, delay, err: error }, "publish failed; will retry");
+      await this.journal.updateOutbox(
+        row.id,
+        this.owner,
+        { attempts, notBefore: this.clock.now() + delay, lastError: toError(error).message },
+        this.clock.now(),
+      );
+      return;
+    }
+    await this.faults.hit("relay.published");
+    const marked = await this.journal.updateOutbox(
+      row.id,
+      this.owner,
+      { status: "done", outcome: "published", attempts: row.attempts + 1, lastError: null },
+      this.clock.now(),
+    );
+    if (!marked) this.logger.warn({ id: row.id }, "lease lost before marking published; it may be published again");
+    this.stats.published++;
+    this.metrics.published.inc({ relay: this.owner });
+  }
+
+  /** Relay in the background: wakes on the journal's outbox signal, polls every `pollMs` as a fallback. */
+  start(): void {
+    if (this.loop) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    const unsubscribe = this.journal.onOutbox(() => {
+      this.signalled = true;
+      this.wake?.();
+    });
+    this.loop = (async () => {
+      while (!abort.signal.aborted) {
+        this.signalled = false;
+        let claimed = 0;
+        try {
+          claimed = await this.runOnce();
+        } catch (error) {
+          this.logger.error({ err: error }, "relay round failed");
+        }
+        if (claimed > 0 || this.signalled) continue;
+        await this.idle(abort.signal);
+      }
+      unsubscribe();
+    })();
+  }
+
+  private idle(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const sleep = new AbortController();
+      const done = () => {
+        this.wake = undefined;
+        sleep.abort();
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.wake = done;
+      signal.addEventListener("abort", done, { once: true });
+      this.clock.sleep(this.pollMs, sleep.signal).then(done, () => {});
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.abort?.abort();
+    await this.loop;
+    this.loop = undefined;
+    this.abort = undefined;
+  }
+}

@@ -1,0 +1,118 @@
+import type { ConsumerMessages, JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "../core/logger.js";
+import {
+  backoffMs,
+  type Delivery,
+  type DeliveryHandler,
+  type DeliveryOutcome,
+  type Subscription,
+} from "../messaging/transport.js";
+
+export interface PullLoopOptions {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  stream: string;
+  durable: string;
+  handler: DeliveryHandler;
+  maxDeliveries: number;
+  concurrency: number;
+  logger: Logger;
+  retryBaseMs: number;
+  retryMaxMs: number;
+}
+
+/**
+ * One durable's consume loop. Messages are acknowledged only after the handler resolved (after
+ * the consumer's commit). The loop survives everything but `stop()` and a closed connection:
+ * when the pull iterator ends or fails, when heartbeats are missed, and after every reconnect,
+ * it opens a fresh `consume()` on the same durable, which resumes from the server's ack floor.
+ *
+ * Failure window: a message handled and committed but whose ack is lost (crash, disconnect) is
+ * redelivered after `ack_wait`; the consumer's inbox answers it as a duplicate.
+ */
+export class PullLoop implements Subscription {
+  private stopped = false;
+  private current: ConsumerMessages | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly done: Promise<void>;
+  readonly stats = { restarts: 0, delivered: 0 };
+
+  constructor(private readonly o: PullLoopOptions) {
+    this.watchStatus();
+    this.done = this.run();
+  }
+
+  private watchStatus(): void {
+    void (async () => {
+      for await (const status of this.o.nc.status()) {
+        if (this.stopped) return;
+        if (status.type === "reconnect") {
+          // Pull requests made before the disconnect are gone with the old server connection.
+          this.o.logger.info({ durable: this.o.durable }, "reconnected; restarting consume");
+          void this.current?.close();
+        }
+      }
+    })().catch(() => {});
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped && !this.o.nc.isClosed()) {
+      try {
+        const consumer = await this.o.js.consumers.get(this.o.stream, this.o.durable);
+        const messages = await consumer.consume({ max_messages: Math.max(this.o.concurrency * 2, 10) });
+        this.current = messages;
+        void (async () => {
+          for await (const s of messages.status()) {
+            if (s.type === "heartbeats_missed" && s.count >= 2) void messages.close();
+          }
+        })().catch(() => {});
+        for await (const m of messages) {
+          // Not acked: redelivered after ack_wait. A closed connection could not ack anyway.
+          if (this.stopped || this.o.nc.isClosed()) break;
+          while (this.inFlight.size >= this.o.concurrency) await Promise.race(this.inFlight);
+          const task = this.handle(m).finally(() => this.inFlight.delete(task));
+          this.inFlight.add(task);
+        }
+      } catch (error) {
+        if (!this.stopped) this.o.logger.warn({ durable: this.o.durable, err: error }, "consume failed; retrying");
+      }
+      if (this.stopped || this.o.nc.isClosed()) break;
+      this.stats.restarts++;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    this.stats.delivered++;
+    const delivery: Delivery = {
+      subject: m.subject,
+      body: m.string(),
+      messageId: m.headers?.get("Nats-Msg-Id") || undefined,
+      attempt: m.info.deliveryCount,
+      maxDeliveries: this.o.maxDeliveries,
+    };
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await this.o.handler(delivery);
+    } catch (error) {
+      this.o.logger.warn({ durable: this.o.durable, subject: m.subject, err: error }, "handler threw; nak");
+      outcome = { kind: "nak", delayMs: backoffMs(delivery.attempt, this.o.retryBaseMs, this.o.retryMaxMs) };
+    }
+    try {
+      if (outcome.kind === "ack") m.ack();
+      else if (outcome.kind === "nak") m.nak(outcome.delayMs);
+      else m.term(outcome.reason);
+    } catch (error) {
+      // Connection gone: the server redelivers after ack_wait; the inbox makes that harmless.
+      this.o.logger.warn({ durable: this.o.durable, err: error }, "could not settle message");
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.current?.close().catch(() => {});
+    await this.done;
+  }
+}

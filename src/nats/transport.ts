@@ -1,0 +1,130 @@
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { type Logger, silentLogger } from "../core/logger.js";
+import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
+import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
+import { ensureDurable, ensureStream } from "./setup.js";
+import { PullLoop } from "./subscription.js";
+
+export interface NatsTransportOptions {
+  connection: NatsConnection;
+  /** Stream name, e.g. `SHOP`. */
+  stream: string;
+  /** Subjects the stream captures, e.g. `["shop.>"]`. */
+  subjects: string[];
+  duplicateWindowMs?: number;
+  storage?: "file" | "memory";
+  /** Redelivery after this long without ack (default 30 s). */
+  ackWaitMs?: number;
+  /**
+   * Server deliveries beyond a subscriber's `maxDeliveries` (default 2): the subscriber dead-letters
+   * on its last attempt; if that journal write fails, these spare deliveries let it try again
+   * instead of the server silently giving up (max_deliver = maxDeliveries + spare).
+   */
+  spareDeliveries?: number;
+  maxAckPending?: number;
+  publishTimeoutMs?: number;
+  logger?: Logger;
+  /** Close the connection in `close()` (default false: the caller owns it). */
+  ownsConnection?: boolean;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/**
+ * NATS JetStream transport. `publish` sets `Nats-Msg-Id` = eventId, so a republish (relay crash
+ * after publish, before marking) inside the stream's duplicate window is stored once. Durable pull
+ * consumers with explicit ack; nak with delay on failure; max_deliver bounds redelivery.
+ */
+export class NatsTransport implements Transport {
+  readonly name = "nats";
+  private readonly js: JetStreamClient;
+  private readonly loops = new Set<PullLoop>();
+  private readonly logger: Logger;
+
+  private constructor(
+    private readonly o: NatsTransportOptions,
+    private readonly jsm: JetStreamManager,
+  ) {
+    this.js = jetstream(o.connection);
+    this.logger = o.logger ?? silentLogger;
+  }
+
+  /** Connects the JetStream API and creates or updates the stream. */
+  static async create(options: NatsTransportOptions): Promise<NatsTransport> {
+    const jsm = await jetstreamManager(options.connection);
+    await ensureStream(jsm, {
+      name: options.stream,
+      subjects: options.subjects,
+      ...(options.duplicateWindowMs === undefined ? {} : { duplicateWindowMs: options.duplicateWindowMs }),
+      ...(options.storage === undefined ? {} : { storage: options.storage }),
+    });
+    return new NatsTransport(options, jsm);
+  }
+
+  get connection(): NatsConnection {
+    return this.o.connection;
+  }
+
+  get manager(): JetStreamManager {
+    return this.jsm;
+  }
+
+  /** Resolves once the stream stored the message (or recognised it as a duplicate). */
+  async publish(envelope: Envelope, subject: string): Promise<void> {
+    await this.js.publish(subject, encodeEnvelope(envelope), {
+      msgID: envelope.eventId,
+      timeout: this.o.publishTimeoutMs ?? 5000,
+    });
+  }
+
+  /** Publish any body (tests: malformed messages). */
+  async publishRaw(subject: string, body: string, messageId?: string): Promise<void> {
+    await this.js.publish(subject, body, messageId === undefined ? {} : { msgID: messageId });
+  }
+
+  async subscribe(consumerName: string, options: SubscribeOptions, handler: DeliveryHandler): Promise<Subscription> {
+    const maxDeliveries = options.maxDeliveries ?? 5;
+    const concurrency = options.concurrency ?? 16;
+    await ensureDurable(this.jsm, {
+      stream: this.o.stream,
+      name: consumerName,
+      subjects: options.subjects,
+      maxDeliver: maxDeliveries + (this.o.spareDeliveries ?? 2),
+      ackWaitMs: this.o.ackWaitMs ?? 30_000,
+      maxAckPending: this.o.maxAckPending ?? 1000,
+    });
+    const loop = new PullLoop({
+      nc: this.o.connection,
+      js: this.js,
+      stream: this.o.stream,
+      durable: consumerName,
+      handler,
+      maxDeliveries,
+      concurrency,
+      logger: this.logger,
+      retryBaseMs: this.o.retryBaseMs ?? 200,
+      retryMaxMs: this.o.retryMaxMs ?? 30_000,
+    });
+    this.loops.add(loop);
+    return {
+      stop: async () => {
+        this.loops.delete(loop);
+        await loop.stop();
+      },
+    };
+  }
+
+  /** Delete a durable consumer (tests, decommissioning). */
+  async deleteConsumer(name: string): Promise<void> {
+    await this.jsm.consumers.delete(this.o.stream, name).catch(() => false);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.loops].map((loop) => loop.stop()));
+    this.loops.clear();
+    if (this.o.ownsConnection) await this.o.connection.drain().catch(() => this.o.connection.close());
+  }
+}
+
+export const natsTransport = (options: NatsTransportOptions): Promise<NatsTransport> => NatsTransport.create(options);
