@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { IdempotencyKeyReusedError } from "../../../src/core/errors.js";
+import type { EffectHandler } from "../../../src/effects/types.js";
+import { succeeded } from "../../../src/effects/types.js";
+import { EFFECT_KINDS, type EmailInput, type EmailResult } from "../ordering/effects.js";
+import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+
+const resultSchema = z.object({ messageId: z.string().min(1) }).transform(({ messageId }) => ({ messageId }));
+const recordSchema = z.object({
+  messageId: z.string().min(1),
+  status: z.literal("sent"),
+  to: z.string(),
+  template: z.string(),
+  orderId: z.string(),
+});
+
+/**
+ * Sends mail through the email provider: `POST /emails` with the effect key (one per business
+ * mail: `order:42:confirmation-email`, `order:42:shipping-email`) as `Idempotency-Key`.
+ *
+ * Failure window: between the provider accepting the mail and the commit of `...EmailSent`, a
+ * crash makes the dispatcher send again with the same key; the provider answers the same
+ * `messageId` and sends nothing new.
+ *
+ * @example
+ * const email = createEmailHandler({ baseUrl: provider.url });
+ */
+export function createEmailHandler(options: HttpHandlerOptions): EffectHandler<EmailInput, EmailResult> {
+  return {
+    kind: EFFECT_KINDS.email,
+    policy: policyOf(options),
+    run: (input, context) =>
+      runRequest(options, "/emails", input, context.idempotencyKey, context.signal, resultSchema),
+    lookup: (key, { signal, input }) =>
+      lookupRequest(options, "/emails", key, signal, recordSchema, (record) => {
+        const { to, template, orderId } = record;
+        if (!sameRequest({ to, template, orderId }, input)) throw new IdempotencyKeyReusedError(key);
+        return succeeded({ messageId: record.messageId });
+      }),
+  };
+}

@@ -1,0 +1,205 @@
+import type { z } from "zod";
+import { IdempotencyKeyReusedError, RetryableError } from "../../../src/core/errors.js";
+import type { EffectPolicy, LookupResult, RunResult } from "../../../src/effects/types.js";
+import { failed, notFound, succeeded } from "../../../src/effects/types.js";
+
+/**
+ * What the three HTTP effect handlers share: one POST with the effect's key as
+ * `Idempotency-Key`, one GET lookup by key, and one classification of answers.
+ *
+ * | answer | meaning | handler says |
+ * | --- | --- | --- |
+ * | 2xx | done | `succeeded(result)` |
+ * | 402 | a definite business "no" (declined) | `failed(reason)` |
+ * | 409 | the key was used before with another request | throws `IdempotencyKeyReusedError` (see below) |
+ * | 408, 425, 429 | not done, try later | throws `ProviderUnavailableError` |
+ * | other 4xx | the request can never succeed as sent | `failed(reason)` |
+ * | 5xx, timeout, reset, unparsable 2xx | the provider may have acted | throws (ambiguous) |
+ *
+ * Why 409 is not `failed`: `failed` means "definitely not done", and the order then moves on as
+ * if nothing happened (a payment_failed order, no mail). But a 409 says a request with this very
+ * key already went through, with a different body — the card may well have been charged. Calling
+ * that a failure would hide a real charge. So it is ambiguous: the effect goes Unknown, `lookup`
+ * finds the earlier operation, sees that it does not match this effect's input, throws again, and
+ * the effect ends in the reconciliation queue where an operator decides. Retrying the run with the
+ * same key is harmless: the provider answers 409 again without acting.
+ */
+
+/** The provider answered "not now" or could not be reached; it may or may not have acted. */
+export class ProviderUnavailableError extends RetryableError {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    options?: { cause?: unknown; retryAfterMs?: number },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A 2xx whose body is not what the provider promised: the work may be done, the answer is useless. */
+export class ProviderProtocolError extends RetryableError {}
+
+export interface HttpHandlerOptions {
+  /** Base URL of the provider, e.g. `http://127.0.0.1:4001`. */
+  baseUrl: string;
+  /**
+   * Whether the provider deduplicates by `Idempotency-Key` (default true). Set false for a provider
+   * that charges again on every request (the payment provider's `noIdempotency` mode): an ambiguous
+   * run is then never retried blindly, only looked up.
+   */
+  providerDedups?: boolean;
+  /** Other policy overrides for the dispatcher (timeouts, attempts, backoff). */
+  policy?: Partial<EffectPolicy>;
+  /** Injected for tests; defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  retryAfterMs: number | undefined;
+}
+
+async function request(
+  options: HttpHandlerOptions,
+  path: string,
+  init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: unknown },
+  signal: AbortSignal,
+): Promise<Answer> {
+  const doFetch = options.fetch ?? fetch;
+  const url = new URL(path, options.baseUrl).toString();
+  let response: Response;
+  let text: string;
+  try {
+    response = await doFetch(url, {
+      method: init.method,
+      headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal,
+    });
+    text = await response.text();
+  } catch (error) {
+    // The dispatcher's own abort reason (its timeout error) is the most precise thing to report.
+    if (signal.aborted) throw signal.reason ?? error;
+    throw new ProviderUnavailableError(`${init.method} ${url} got no answer: ${describe(error)}`, undefined, {
+      cause: error,
+    });
+  }
+  let body: unknown = text;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    // Not JSON: keep the text so the error message shows what came back.
+  }
+  const retryAfter = Number(response.headers.get("retry-after"));
+  return {
+    status: response.status,
+    body,
+    retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+  };
+}
+
+const describe = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
+  return `${error.message}${cause}`;
+};
+
+const reasonOf = (body: unknown, fallback: string): string => {
+  if (body && typeof body === "object") {
+    const { reason, error } = body as { reason?: unknown; error?: unknown };
+    if (typeof reason === "string") return reason;
+    if (typeof error === "string") return error;
+  }
+  return typeof body === "string" && body !== "" ? body : fallback;
+};
+
+/** POST `path` with the key as `Idempotency-Key`, and classify the answer (see the table above). */
+export async function runRequest<R>(
+  options: HttpHandlerOptions,
+  path: string,
+  input: unknown,
+  key: string,
+  signal: AbortSignal,
+  resultSchema: z.ZodType<R>,
+): Promise<RunResult<R>> {
+  const answer = await request(
+    options,
+    path,
+    { method: "POST", headers: { "idempotency-key": key }, body: input },
+    signal,
+  );
+  const { status, body } = answer;
+  if (status >= 200 && status < 300) {
+    const parsed = resultSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new ProviderProtocolError(
+        `POST ${path} answered ${status} with an unexpected body: ${JSON.stringify(body)}`,
+      );
+    }
+    return succeeded(parsed.data);
+  }
+  if (status === 402) return failed(reasonOf(body, "declined"));
+  if (status === 409) throw new IdempotencyKeyReusedError(key);
+  if (status === 408 || status === 425 || status === 429 || status >= 500) {
+    throw new ProviderUnavailableError(
+      `POST ${path} answered ${status}: ${reasonOf(body, "no reason given")}`,
+      status,
+      {
+        retryAfterMs: answer.retryAfterMs,
+      },
+    );
+  }
+  return failed(`provider rejected the request (${status}): ${reasonOf(body, "no reason given")}`);
+}
+
+/**
+ * GET `path?idempotencyKey=key`. 404 → not found. 200 → `interpret` turns the record into a
+ * result (and throws when the record does not match the effect's input). Anything else throws,
+ * which the resolver counts as "still unknown".
+ */
+export async function lookupRequest<R, B>(
+  options: HttpHandlerOptions,
+  path: string,
+  key: string,
+  signal: AbortSignal,
+  recordSchema: z.ZodType<B>,
+  interpret: (record: B) => LookupResult<R>,
+): Promise<LookupResult<R>> {
+  const answer = await request(options, `${path}?idempotencyKey=${encodeURIComponent(key)}`, { method: "GET" }, signal);
+  if (answer.status === 404) return notFound();
+  if (answer.status !== 200) {
+    throw new ProviderUnavailableError(
+      `GET ${path} for "${key}" answered ${answer.status}: ${reasonOf(answer.body, "no reason given")}`,
+      answer.status,
+    );
+  }
+  const parsed = recordSchema.safeParse(answer.body);
+  if (!parsed.success) {
+    throw new ProviderProtocolError(
+      `GET ${path} for "${key}" answered an unexpected body: ${JSON.stringify(answer.body)}`,
+    );
+  }
+  return interpret(parsed.data);
+}
+
+/** Policy of a handler: dedup per option, other overrides passed through. */
+export function policyOf(options: HttpHandlerOptions): Partial<EffectPolicy> {
+  return { ...options.policy, providerDedups: options.providerDedups ?? true };
+}
+
+/** Stable comparison of a provider's record with the effect's input (key order does not matter). */
+export function sameRequest(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { IdempotencyKeyReusedError } from "../../../src/core/errors.js";
+import type { EffectHandler } from "../../../src/effects/types.js";
+import { failed, succeeded } from "../../../src/effects/types.js";
+import { EFFECT_KINDS, type PaymentInput, type PaymentResult } from "../ordering/effects.js";
+import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+
+const resultSchema = z.object({ paymentId: z.string().min(1) }).transform(({ paymentId }) => ({ paymentId }));
+const recordSchema = z.union([
+  z.object({
+    status: z.literal("succeeded"),
+    paymentId: z.string().min(1),
+    orderId: z.string(),
+    amount: z.number(),
+    currency: z.string(),
+  }),
+  z.object({
+    status: z.literal("declined"),
+    reason: z.string(),
+    orderId: z.string(),
+    amount: z.number(),
+    currency: z.string(),
+  }),
+]);
+
+/**
+ * Charges through the payment provider: `POST /payments` with the effect key as
+ * `Idempotency-Key`; `lookup` is `GET /payments?idempotencyKey=`.
+ *
+ * Failure window: between the provider's charge and the commit of `PaymentCompleted`, a crash or a
+ * lost answer leaves the charge unrecorded. With `providerDedups: true` the dispatcher runs again
+ * with the same key and the provider answers the same `paymentId`; with `providerDedups: false`
+ * (a provider that charges on every request) only `lookup` may settle it.
+ *
+ * @example
+ * const payment = createPaymentHandler({ baseUrl: provider.url });
+ * const noDedup = createPaymentHandler({ baseUrl: provider.url, providerDedups: false });
+ */
+export function createPaymentHandler(options: HttpHandlerOptions): EffectHandler<PaymentInput, PaymentResult> {
+  return {
+    kind: EFFECT_KINDS.payment,
+    policy: policyOf(options),
+    run: (input, context) =>
+      runRequest(options, "/payments", input, context.idempotencyKey, context.signal, resultSchema),
+    lookup: (key, { signal, input }) =>
+      lookupRequest(options, "/payments", key, signal, recordSchema, (record) => {
+        const { orderId, amount, currency } = record;
+        // A record under our key for another order or amount is not our payment: an operator must look.
+        if (!sameRequest({ orderId, amount, currency }, input)) throw new IdempotencyKeyReusedError(key);
+        return record.status === "succeeded" ? succeeded({ paymentId: record.paymentId }) : failed(record.reason);
+      }),
+  };
+}

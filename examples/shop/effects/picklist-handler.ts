@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { IdempotencyKeyReusedError } from "../../../src/core/errors.js";
+import type { EffectHandler } from "../../../src/effects/types.js";
+import { succeeded } from "../../../src/effects/types.js";
+import { EFFECT_KINDS, type PicklistInput, type PicklistResult } from "../ordering/effects.js";
+import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+
+const resultSchema = z.object({ picklistId: z.string().min(1) }).transform(({ picklistId }) => ({ picklistId }));
+const recordSchema = z.object({
+  picklistId: z.string().min(1),
+  status: z.enum(["accepted", "shipped"]),
+  orderId: z.string(),
+  lines: z.array(z.object({ sku: z.string(), quantity: z.number() })),
+});
+
+/**
+ * Sends the picklist to the warehouse: `POST /picklists` with `order:{id}:picklist` as
+ * `Idempotency-Key`. Succeeds with the `picklistId` once the warehouse accepted it; shipping is
+ * reported later and separately, through the warehouse's webhook.
+ *
+ * Failure window: between the warehouse accepting the picklist and the commit of
+ * `PicklistAccepted`, a crash makes the dispatcher send it again with the same key; the warehouse
+ * answers the same `picklistId` and ships once.
+ *
+ * @example
+ * const picklist = createPicklistHandler({ baseUrl: warehouse.url });
+ */
+export function createPicklistHandler(options: HttpHandlerOptions): EffectHandler<PicklistInput, PicklistResult> {
+  return {
+    kind: EFFECT_KINDS.picklist,
+    policy: policyOf(options),
+    run: (input, context) =>
+      runRequest(options, "/picklists", input, context.idempotencyKey, context.signal, resultSchema),
+    lookup: (key, { signal, input }) =>
+      lookupRequest(options, "/picklists", key, signal, recordSchema, (record) => {
+        const { orderId, lines } = record;
+        if (!sameRequest({ orderId, lines }, input)) throw new IdempotencyKeyReusedError(key);
+        return succeeded({ picklistId: record.picklistId });
+      }),
+  };
+}

@@ -1,0 +1,54 @@
+import type { OrderState } from "./state.js";
+
+/**
+ * The order's summary status, computed from its facts at read time and never stored, so it can
+ * never contradict them (seed 2: "status computed at query time").
+ *
+ * - `attention`: an effect waits in the reconciliation queue, or the facts contradict each other
+ *   (goods shipped for a failed payment, a shipment for an order never placed), or an effect after
+ *   payment definitely failed (a mail the provider refused, a picklist the warehouse rejected).
+ *   Each reason is listed by `attentionReasons`.
+ * - `payment_failed`: the payment definitely failed; nothing else was started.
+ * - `completed`: paid, both mails sent, shipped.
+ * - `shipped`: the warehouse reported the shipment (even before the payment outcome arrived).
+ * - `paid`: payment completed.
+ * - `placed`: the order exists; the payment is pending or its outcome unknown.
+ */
+export type OrderStatus = "placed" | "paid" | "shipped" | "completed" | "payment_failed" | "attention";
+
+export function attentionReasons(state: OrderState): string[] {
+  const reasons: string[] = [];
+  const effects = [
+    ["payment", state.payment],
+    ["confirmation email", state.confirmationEmail],
+    ["picklist", state.picklist],
+    ["shipping email", state.shippingEmail],
+  ] as const;
+  for (const [name, fact] of effects) {
+    if (fact.needsReconciliation) reasons.push(`${name} outcome unknown: waits in reconciliation`);
+    if (name !== "payment" && fact.status === "Failed") reasons.push(`${name} failed: ${fact.reason ?? "no reason"}`);
+  }
+  const shipped = state.shipping.status === "Completed";
+  if (shipped && state.payment.status === "Failed") reasons.push("shipped although the payment failed");
+  if (shipped && state.details === null) reasons.push("shipment recorded for an order that was never placed");
+  return reasons;
+}
+
+/** Undefined for an order with no facts at all (never placed, nothing recorded). */
+export function deriveStatus(state: OrderState): OrderStatus | undefined {
+  if (attentionReasons(state).length > 0) return "attention";
+  if (state.details === null) return undefined;
+  if (state.payment.status === "Failed") return "payment_failed";
+  const shipped = state.shipping.status === "Completed";
+  if (
+    shipped &&
+    state.payment.status === "Completed" &&
+    state.confirmationEmail.status === "Completed" &&
+    state.shippingEmail.status === "Completed"
+  ) {
+    return "completed";
+  }
+  if (shipped) return "shipped";
+  if (state.payment.status === "Completed") return "paid";
+  return "placed";
+}

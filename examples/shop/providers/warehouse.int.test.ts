@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SimulatedClock } from "../../../src/testing/clock.js";
+import { get, post } from "./test-http.js";
+import {
+  type OrderShippedWebhook,
+  startWarehouseProvider,
+  type WarehouseProvider,
+  type WarehouseProviderOptions,
+} from "./warehouse/server.js";
+
+/** A small shop stand-in: records every webhook and answers with the next status of a script. */
+async function startReceiver(statuses: number[] = []) {
+  const received: OrderShippedWebhook[] = [];
+  const script = [...statuses];
+  const server: Server = createServer((request, response) => {
+    let text = "";
+    request.on("data", (chunk) => {
+      text += chunk;
+    });
+    request.on("end", () => {
+      const status = script.shift() ?? 204;
+      if (request.url === "/webhooks/warehouse" && status < 300) received.push(JSON.parse(text));
+      response.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no address");
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanup.splice(0).map((close) => close()));
+});
+async function start(options: WarehouseProviderOptions = {}, receiverStatuses: number[] = []) {
+  const receiver = await startReceiver(receiverStatuses);
+  const warehouse: WarehouseProvider = await startWarehouseProvider({
+    shopUrl: receiver.url,
+    shipDelayMs: 5,
+    webhook: { backoffMs: 5, maxBackoffMs: 20, ...options.webhook },
+    ...options,
+  });
+  cleanup.push(receiver.close, warehouse.close);
+  return { warehouse, receiver };
+}
+
+const picklist = {
+  orderId: "42",
+  lines: [
+    { sku: "book", quantity: 2 },
+    { sku: "pen", quantity: 1 },
+  ],
+};
+const key = "order:42:picklist";
+
+describe("warehouse provider", () => {
+  it("accepts a picklist once per key, ships it once, and calls the shop's webhook", async () => {
+    const { warehouse, receiver } = await start();
+    const first = await post(warehouse.url, "/picklists", picklist, { key });
+    expect(first).toEqual({ status: 202, body: { picklistId: expect.any(String) } });
+    expect(await post(warehouse.url, "/picklists", picklist, { key })).toEqual(first);
+    await warehouse.settled();
+    expect(warehouse.ledger.picklists).toHaveLength(1);
+    expect(warehouse.ledger.shipments).toHaveLength(1);
+    const shipment = warehouse.ledger.shipments[0];
+    expect(receiver.received).toEqual([
+      {
+        eventId: shipment?.eventId,
+        type: "OrderShipped",
+        orderId: "42",
+        shipmentId: shipment?.shipmentId,
+        occurredAt: shipment?.at,
+      },
+    ]);
+    expect(await get(warehouse.url, `/picklists?idempotencyKey=${encodeURIComponent(key)}`)).toEqual({
+      status: 200,
+      body: { picklistId: first.body.picklistId, status: "shipped", shipmentId: shipment?.shipmentId, ...picklist },
+    });
+  });
+
+  it("delivers the same event twice at duplicateRate 1, still shipping once", async () => {
+    const { warehouse, receiver } = await start({ faults: { duplicateRate: 1 } });
+    await post(warehouse.url, "/picklists", picklist, { key });
+    await warehouse.settled();
+    expect(warehouse.ledger.shipments).toHaveLength(1);
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received[1]).toEqual(receiver.received[0]);
+  });
+
+  it("retries the webhook until the shop answers 2xx", async () => {
+    const { warehouse, receiver } = await start({}, [500, 503, 404]);
+    await post(warehouse.url, "/picklists", picklist, { key });
+    await warehouse.settled();
+    expect(receiver.received).toHaveLength(1);
+    expect(warehouse.ledger.webhooks.map((w) => w.outcome)).toEqual(["rejected", "rejected", "rejected", "delivered"]);
+  });
+
+  it("gives up after maxAttempts and records it", async () => {
+    const { warehouse, receiver } = await start({ webhook: { maxAttempts: 2 } }, [500, 500, 500]);
+    await post(warehouse.url, "/picklists", picklist, { key });
+    await warehouse.settled();
+    expect(receiver.received).toHaveLength(0);
+    expect(warehouse.ledger.webhooks.map((w) => w.outcome)).toEqual(["rejected", "rejected", "gave-up"]);
+  });
+
+  it("holds a late webhook back lateMs after the shipment, then delivers it", async () => {
+    const clock = new SimulatedClock();
+    const { warehouse, receiver } = await start({ clock, shipDelayMs: 10, faults: { lateRate: 1, lateMs: 1000 } });
+    await post(warehouse.url, "/picklists", picklist, { key });
+    clock.advance(10);
+    await expect.poll(() => warehouse.ledger.shipments.length).toBe(1);
+    // Shipped, and the only timer left is the late delivery: nothing has been sent yet.
+    expect(clock.nextDeadline()).toBe(clock.now() + 1000);
+    expect(warehouse.ledger.webhooks).toHaveLength(0);
+    clock.advance(1000);
+    await warehouse.settled();
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it("answers 409 for a key reused with other lines, 400 naming the field for bad input", async () => {
+    const { warehouse } = await start();
+    await post(warehouse.url, "/picklists", picklist, { key });
+    expect(
+      (await post(warehouse.url, "/picklists", { ...picklist, lines: [{ sku: "x", quantity: 1 }] }, { key })).status,
+    ).toBe(409);
+    const empty = await post(warehouse.url, "/picklists", { orderId: "1", lines: [] }, { key: "other" });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toContain("lines");
+    const zero = await post(
+      warehouse.url,
+      "/picklists",
+      { orderId: "1", lines: [{ sku: "a", quantity: 0 }] },
+      { key: "other" },
+    );
+    expect(zero.body.error).toContain("lines.0.quantity");
+    await warehouse.settled();
+    expect(warehouse.ledger.picklists).toHaveLength(1);
+  });
+
+  it("dropAfterRate: accepts (and later ships) the picklist but resets the connection", async () => {
+    const { warehouse, receiver } = await start({ faults: { dropAfterRate: 1 } });
+    await expect(post(warehouse.url, "/picklists", picklist, { key })).rejects.toThrow(TypeError);
+    await warehouse.settled();
+    expect(warehouse.ledger.picklists).toHaveLength(1);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it("ships after a restart what it had accepted before, from its ledger file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "oncely-warehouse-"));
+    try {
+      const ledgerPath = join(dir, "warehouse.jsonl");
+      // A clock that never moves: the first warehouse accepts but never ships.
+      const first = await start({ ledgerPath, clock: new SimulatedClock() });
+      const accepted = await post(first.warehouse.url, "/picklists", picklist, { key });
+      await first.warehouse.close();
+      expect(first.warehouse.ledger.shipments).toHaveLength(0);
+
+      const second = await start({ ledgerPath });
+      await second.warehouse.settled();
+      expect(second.warehouse.ledger.shipments).toEqual([
+        expect.objectContaining({ picklistId: accepted.body.picklistId }),
+      ]);
+      expect(second.receiver.received).toHaveLength(1);
+      expect(await post(second.warehouse.url, "/picklists", picklist, { key })).toEqual(accepted);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,309 @@
+import { z } from "zod";
+import { type Clock, type IdGenerator, seededRandom, systemClock } from "../../../../src/core/clock.js";
+import { baseFaultsShape, drawFaults, FaultSettings, noBaseFaults } from "../shared/faults.js";
+import {
+  badRequest,
+  canonicalJson,
+  createProviderApp,
+  idempotencyKeyOf,
+  injectedFailure,
+  lookupKeyOf,
+  parseWith,
+} from "../shared/http.js";
+import { JsonlLedger } from "../shared/ledger.js";
+
+/**
+ * A fake warehouse: accepts a picklist once per `Idempotency-Key`, ships it once after a delay,
+ * and tells the shop through a webhook that it may deliver late and more than once (the seed's
+ * "integration events arrive late, twice or out of order").
+ */
+
+export const warehouseFaultsSchema = z.strictObject({
+  ...baseFaultsShape,
+  /** Fraction of shipments whose webhook is delivered a second time (same eventId). */
+  duplicateRate: z.number().min(0).max(1),
+  /** Fraction of shipments whose webhook is held back `lateMs` after shipping. */
+  lateRate: z.number().min(0).max(1),
+  lateMs: z.number().int().min(0),
+});
+export type WarehouseFaults = z.infer<typeof warehouseFaultsSchema>;
+export const noWarehouseFaults: WarehouseFaults = { ...noBaseFaults, duplicateRate: 0, lateRate: 0, lateMs: 0 };
+
+export const picklistRequestSchema = z.strictObject({
+  orderId: z.string().min(1, "must not be empty"),
+  lines: z
+    .array(
+      z.strictObject({
+        sku: z.string().min(1, "must not be empty"),
+        quantity: z.number().int("must be an integer").positive("must be positive"),
+      }),
+    )
+    .min(1, "must hold at least one line"),
+});
+export type PicklistRequest = z.infer<typeof picklistRequestSchema>;
+
+export interface Picklist extends PicklistRequest {
+  picklistId: string;
+  idempotencyKey: string;
+  at: string;
+}
+export interface Shipment {
+  shipmentId: string;
+  picklistId: string;
+  orderId: string;
+  /** Stable id of the OrderShipped webhook: every delivery of this shipment carries it. */
+  eventId: string;
+  at: string;
+}
+export interface WebhookAttempt {
+  eventId: string;
+  shipmentId: string;
+  attempt: number;
+  /** Which delivery of the event this is: 1, or 2 for an injected duplicate. */
+  delivery: number;
+  outcome: "delivered" | "rejected" | "error" | "gave-up";
+  status?: number;
+  error?: string;
+  at: string;
+}
+export interface WarehouseLedger extends Record<string, object[]> {
+  picklists: Picklist[];
+  shipments: Shipment[];
+  webhooks: WebhookAttempt[];
+}
+
+/** What the shop receives at `POST {shopUrl}/webhooks/warehouse`. */
+export interface OrderShippedWebhook {
+  eventId: string;
+  type: "OrderShipped";
+  orderId: string;
+  shipmentId: string;
+  occurredAt: string;
+}
+
+export interface WebhookRetry {
+  /** Per delivery attempt. Default 2000. */
+  timeoutMs: number;
+  /** Attempts per delivery before giving up (recorded in the ledger). Default 10. */
+  maxAttempts: number;
+  /** First delay between attempts; doubles up to `maxBackoffMs`. Default 50. */
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+export interface WarehouseProviderOptions {
+  port?: number;
+  host?: string;
+  seed?: number;
+  faults?: Partial<WarehouseFaults>;
+  ledgerPath?: string;
+  /** Base URL of the shop that receives the webhook. May be set later with `setShopUrl`. */
+  shopUrl?: string;
+  /** Time from picklist to shipment. Default 50. */
+  shipDelayMs?: number;
+  webhook?: Partial<WebhookRetry>;
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+export interface WarehouseProvider {
+  url: string;
+  ledger: WarehouseLedger;
+  faults(): WarehouseFaults;
+  setFaults(faults: Partial<WarehouseFaults>): WarehouseFaults;
+  setShopUrl(url: string): void;
+  /** Resolves when every scheduled shipment and webhook delivery has finished (for tests and audits). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startWarehouseProvider(options: WarehouseProviderOptions = {}): Promise<WarehouseProvider> {
+  const clock = options.clock ?? systemClock;
+  const random = seededRandom(options.seed ?? 1);
+  const faults = new FaultSettings(warehouseFaultsSchema, noWarehouseFaults, options.faults);
+  const ledger = new JsonlLedger<WarehouseLedger>(["picklists", "shipments", "webhooks"], options.ledgerPath);
+  const retry: WebhookRetry = {
+    timeoutMs: 2000,
+    maxAttempts: 10,
+    backoffMs: 50,
+    maxBackoffMs: 2000,
+    ...options.webhook,
+  };
+  const shipDelayMs = options.shipDelayMs ?? 50;
+  let shopUrl = options.shopUrl;
+  let picklistCounter = ledger.data.picklists.length;
+  let shipmentCounter = ledger.data.shipments.length;
+  const ids = options.ids ?? {
+    next: () => `pick_${String(++picklistCounter).padStart(6, "0")}`,
+  };
+  const shipmentIds = { next: () => `ship_${String(++shipmentCounter).padStart(6, "0")}` };
+
+  const byKey = new Map<string, { request: string; picklist: Picklist }>();
+  const remember = (picklist: Picklist) => {
+    const { orderId, lines } = picklist;
+    byKey.set(picklist.idempotencyKey, { request: canonicalJson({ orderId, lines }), picklist });
+  };
+  for (const picklist of ledger.data.picklists) remember(picklist);
+  const shipmentOf = (picklistId: string) => ledger.data.shipments.find((s) => s.picklistId === picklistId);
+
+  const provider = createProviderApp({ name: "warehouse", faults, clock, ledger: () => ledger.data });
+  const { app, closing } = provider;
+  const inFlight = new Set<Promise<void>>();
+  const track = (task: Promise<void>) => {
+    inFlight.add(task);
+    void task.finally(() => inFlight.delete(task));
+  };
+
+  const record = (entry: Omit<WebhookAttempt, "at">) =>
+    ledger.append("webhooks", { ...entry, at: new Date(clock.now()).toISOString() });
+
+  /** One delivery of a webhook: retried with backoff until a 2xx, or until `maxAttempts`. */
+  const deliver = async (shipment: Shipment, delivery: number) => {
+    const payload: OrderShippedWebhook = {
+      eventId: shipment.eventId,
+      type: "OrderShipped",
+      orderId: shipment.orderId,
+      shipmentId: shipment.shipmentId,
+      occurredAt: shipment.at,
+    };
+    let delay = retry.backoffMs;
+    for (let attempt = 1; attempt <= retry.maxAttempts; attempt++) {
+      const base = attemptOf(shipment, attempt, delivery);
+      if (shopUrl === undefined) {
+        record({ ...base, outcome: "error", error: "no shop URL configured" });
+      } else {
+        try {
+          const response = await fetch(`${shopUrl}/webhooks/warehouse`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(payload),
+            signal: AbortSignal.any([closing, AbortSignal.timeout(retry.timeoutMs)]),
+          });
+          await response.arrayBuffer().catch(() => undefined);
+          if (response.ok) {
+            record({ ...base, outcome: "delivered", status: response.status });
+            return;
+          }
+          record({ ...base, outcome: "rejected", status: response.status });
+        } catch (error) {
+          if (closing.aborted) return;
+          record({ ...base, outcome: "error", error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      if (attempt === retry.maxAttempts) break;
+      await clock.sleep(delay, closing);
+      delay = Math.min(delay * 2, retry.maxBackoffMs);
+    }
+    record({ ...attemptOf(shipment, retry.maxAttempts, delivery), outcome: "gave-up" });
+  };
+
+  /** Ships a picklist once, then delivers its webhook (late and/or twice, as drawn at acceptance). */
+  const ship = async (picklist: Picklist, plan: { late: boolean; duplicate: boolean }) => {
+    try {
+      await clock.sleep(shipDelayMs, closing);
+      let shipment = shipmentOf(picklist.picklistId);
+      if (!shipment) {
+        const shipmentId = shipmentIds.next();
+        shipment = {
+          shipmentId,
+          picklistId: picklist.picklistId,
+          orderId: picklist.orderId,
+          eventId: `warehouse:${shipmentId}:shipped`,
+          at: new Date(clock.now()).toISOString(),
+        };
+        ledger.append("shipments", shipment);
+      }
+      if (plan.late) await clock.sleep(faults.get().lateMs, closing);
+      await deliver(shipment, 1);
+      if (plan.duplicate) await deliver(shipment, 2);
+    } catch (error) {
+      // Closing interrupts the timers; the ledger file lets a restarted warehouse carry on.
+      if (!closing.aborted) throw error;
+    }
+  };
+
+  const drawShipping = () => {
+    const current = faults.get();
+    const late = random.next() < current.lateRate;
+    const duplicate = random.next() < current.duplicateRate;
+    return { late, duplicate };
+  };
+
+  // A restarted warehouse finishes what its predecessor left: unshipped picklists, undelivered webhooks.
+  for (const picklist of ledger.data.picklists) {
+    const shipment = shipmentOf(picklist.picklistId);
+    const delivered =
+      shipment !== undefined &&
+      ledger.data.webhooks.some((w) => w.eventId === shipment.eventId && w.outcome === "delivered");
+    if (!delivered) track(ship(picklist, { late: false, duplicate: false }));
+  }
+
+  app.post("/picklists", async (request, reply) => {
+    const key = idempotencyKeyOf(request);
+    const body = parseWith(picklistRequestSchema, request.body);
+    if (!key.ok || !body.ok) {
+      return reply.code(400).send(badRequest([...(key.ok ? [] : key.issues), ...(body.ok ? [] : body.issues)]));
+    }
+    const plan = drawFaults(faults.get(), random);
+    const shipping = drawShipping();
+    if (plan.fail) return injectedFailure(reply);
+
+    const prior = byKey.get(key.value);
+    if (prior) {
+      if (prior.request !== canonicalJson(body.value)) {
+        return provider.answer(request, reply, plan, 409, {
+          error: `Idempotency-Key "${key.value}" was already used with a different request`,
+        });
+      }
+      return provider.answer(request, reply, plan, 202, { picklistId: prior.picklist.picklistId });
+    }
+    const picklist: Picklist = {
+      picklistId: ids.next(),
+      idempotencyKey: key.value,
+      ...body.value,
+      at: new Date(clock.now()).toISOString(),
+    };
+    ledger.append("picklists", picklist);
+    remember(picklist);
+    // Shipping is scheduled once, when the picklist is first accepted: a replayed request never ships again.
+    track(ship(picklist, shipping));
+    return provider.answer(request, reply, plan, 202, { picklistId: picklist.picklistId });
+  });
+
+  app.get("/picklists", async (request, reply) => {
+    const key = lookupKeyOf(request);
+    if (!key.ok) return reply.code(400).send(badRequest(key.issues));
+    const found = byKey.get(key.value);
+    if (!found) return reply.code(404).send({ error: `no picklist for Idempotency-Key "${key.value}"` });
+    const shipment = shipmentOf(found.picklist.picklistId);
+    return {
+      picklistId: found.picklist.picklistId,
+      status: shipment ? "shipped" : "accepted",
+      orderId: found.picklist.orderId,
+      lines: found.picklist.lines,
+      ...(shipment ? { shipmentId: shipment.shipmentId } : {}),
+    };
+  });
+
+  const url = await provider.listen(options.host ?? "127.0.0.1", options.port ?? 0);
+  return {
+    url,
+    ledger: ledger.data,
+    faults: () => faults.get(),
+    setFaults: (update) => faults.set(update),
+    setShopUrl: (next) => {
+      shopUrl = next;
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    async close() {
+      await provider.close();
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+function attemptOf(shipment: Shipment, attempt: number, delivery: number) {
+  return { eventId: shipment.eventId, shipmentId: shipment.shipmentId, attempt, delivery };
+}
