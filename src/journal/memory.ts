@@ -73,6 +73,8 @@ export class MemoryJournal implements Journal {
 
   /** Validate everything first, then write: all or nothing. */
   private apply(commit: Commit): CommitResult {
+    // A value JSON cannot hold anywhere in the commit (a BigInt in a reply, a document...) fails it before any write.
+    JSON.stringify(commit);
     const events = commit.events ?? [];
     if (events.length > 0 && commit.stream === undefined) {
       throw new InvalidInputError("a commit with events must name its stream");
@@ -292,7 +294,7 @@ export class MemoryJournal implements Journal {
 
   async resolveDeadLetter(id: string, status: "replayed" | "discarded", now: number): Promise<boolean> {
     const d = this.deadLetters.get(id);
-    if (!d || d.status !== "open") return false;
+    if (d?.status !== "open") return false;
     d.status = status;
     d.resolvedAt = now;
     return true;

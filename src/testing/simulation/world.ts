@@ -31,6 +31,11 @@ export interface SimEnv {
   random: Random;
   faults: Faults;
   handlers: EffectHandler[];
+  /** The run's providers (they outlive crashes: they are the outside world). */
+  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
+  providers: SimulatedProvider<any, any>[];
+  /** Memory of the world outside the process (e.g. what a warehouse already called back); survives crashes. */
+  outside: Map<string, unknown>;
   /** Increases at every simulated crash; use it in lease owner names. */
   generation: number;
 }
@@ -43,7 +48,6 @@ export interface Invariant {
 
 export interface SimulationSystem {
   name: string;
-  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
   actors: AnyActor[];
   /** Fresh providers for one run (their ledgers are what the invariants audit). */
   // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
@@ -100,6 +104,7 @@ export class SimWorld {
   readonly acked: SimCommand[] = [];
   readonly violations: { invariant: string; message: string }[] = [];
   readonly counts: Record<string, number> = {};
+  readonly outside = new Map<string, unknown>();
   private readonly commitFaults: CommitFault[] = [];
   private generation!: Generation;
   private generationNumber = 0;
@@ -158,6 +163,8 @@ export class SimWorld {
       random: this.random,
       faults,
       handlers: this.handlers,
+      providers: this.providers,
+      outside: this.outside,
       generation: n,
     });
     this.generation = generation;

@@ -1,0 +1,98 @@
+/**
+ * The smallest complete oncely program: an actor that charges a card exactly once, a handler
+ * that talks to the provider with the effect's key, and a dispatcher that delivers the outbox.
+ * The README quotes this file; examples/quickstart/checkout.unit.test.ts runs it.
+ */
+import {
+  CommandRejectedError,
+  createRuntime,
+  Dispatcher,
+  defineActor,
+  type EffectHandler,
+  type EffectStatus,
+  effectStatusAfter,
+  failed,
+  succeeded,
+} from "../../src/index.js";
+import { memoryJournal } from "../../src/testing/index.js";
+
+interface Checkout {
+  amount: number | null;
+  payment: EffectStatus;
+  paymentId: string | null;
+}
+type Command = { type: "Checkout"; amount: number };
+type Event =
+  | { type: "CheckoutStarted"; amount: number }
+  | { type: "PaymentCompleted"; paymentId: string }
+  | { type: "PaymentFailed"; reason: string }
+  | { type: "PaymentUnknown" };
+
+export const checkout = defineActor<Checkout, Command, Event>({
+  type: "checkout",
+  initialState: () => ({ amount: null, payment: "NotRequested", paymentId: null }),
+  // Pure: recovery replays only this. Never call a provider here.
+  evolve: (state, event) => {
+    switch (event.type) {
+      case "CheckoutStarted":
+        return { ...state, amount: event.amount, payment: "Pending" };
+      case "PaymentCompleted":
+        return { ...state, payment: effectStatusAfter(state.payment, "Completed"), paymentId: event.paymentId };
+      case "PaymentFailed":
+        return { ...state, payment: effectStatusAfter(state.payment, "Failed") };
+      case "PaymentUnknown":
+        return { ...state, payment: effectStatusAfter(state.payment, "Unknown") };
+    }
+  },
+  // Pure: returns events, effects and a reply. The runtime commits them in one transaction.
+  decide: (command, state, { id }) => {
+    switch (command.type) {
+      case "Checkout":
+        if (command.amount <= 0) throw new CommandRejectedError("amount must be positive");
+        if (state.payment !== "NotRequested") return { reply: state }; // asked again: nothing new starts
+        return {
+          events: [{ type: "CheckoutStarted", amount: command.amount }],
+          // The key names the business action, so every retry and every recovery uses the same one.
+          effects: [{ kind: "payment", key: `checkout:${id}:payment`, input: { amount: command.amount } }],
+        };
+      case "oncely.effect.succeeded":
+        return { events: [{ type: "PaymentCompleted", paymentId: (command.result as { id: string }).id }] };
+      case "oncely.effect.failed":
+        return { events: [{ type: "PaymentFailed", reason: command.error }] };
+      case "oncely.effect.unknown":
+        return { events: [{ type: "PaymentUnknown" }] };
+      default:
+        return {};
+    }
+  },
+});
+
+/** A provider that dedups by idempotency key, as Stripe-like APIs do. */
+export function fakePaymentProvider() {
+  const charges = new Map<string, { id: string; amount: number }>();
+  const handler: EffectHandler<{ amount: number }, { id: string }> = {
+    kind: "payment",
+    policy: { providerDedups: true, timeoutMs: 1_000, leaseMs: 5_000 },
+    run: async (input, { idempotencyKey }) => {
+      if (input.amount > 10_000) return failed("card declined");
+      const charge = charges.get(idempotencyKey) ?? { id: `ch_${charges.size + 1}`, amount: input.amount };
+      charges.set(idempotencyKey, charge);
+      return succeeded({ id: charge.id });
+    },
+  };
+  return { charges, handler };
+}
+
+export async function main() {
+  const journal = memoryJournal(); // or sqliteJournal({ path }) from "oncely/sqlite", postgresJournal(...) from "oncely/postgres"
+  const runtime = createRuntime({ journal, actors: [checkout] });
+  const provider = fakePaymentProvider();
+  const dispatcher = new Dispatcher({ journal, runtime, owner: "worker-1", handlers: [provider.handler] });
+
+  await runtime.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" });
+  await runtime.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" }); // a retry: deduplicated
+  await dispatcher.runOnce(); // real use: dispatcher.start()
+
+  const { state } = await runtime.state<Checkout>("checkout/42");
+  return { state, charges: provider.charges.size };
+}

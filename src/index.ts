@@ -1,0 +1,59 @@
+/**
+ * oncely: non-idempotent side effects from event-sourced actors, requested at least once with one
+ * stable key and recorded exactly once; integration events that arrive late, twice or out of
+ * order, without ever rolling state back.
+ *
+ * Back ends come from subpaths (`oncely/sqlite`, `oncely/postgres`, `oncely/nats`), test tools
+ * from `oncely/testing`. This entry point imports none of them.
+ */
+
+// Actors and the runtime
+export { type ActorDefinition, type AnyActor, defineActor, type SnapshotPolicy } from "./core/actor.js";
+export { type Address, formatAddress, parseAddress } from "./core/address.js";
+export {
+  type Clock,
+  type IdGenerator,
+  type Random,
+  randomIds,
+  seededRandom,
+  sequentialIds,
+  systemClock,
+  systemRandom,
+} from "./core/clock.js";
+export type {
+  DecideContext,
+  Decider,
+  Decision,
+  EffectOutcome,
+  EffectRequest,
+  MessageRequest,
+  PublishRequest,
+  Typed,
+} from "./core/decider.js";
+export {
+  CheckpointConflictError,
+  CommandRejectedError,
+  DuplicateMessageError,
+  IdempotencyKeyReusedError,
+  InvalidInputError,
+  isRetryable,
+  NotRegisteredError,
+  OncelyError,
+  OperationInProgressError,
+  RetriesExhaustedError,
+  RetryableError,
+  StorageUnavailableError,
+  TerminalError,
+  toError,
+  VersionConflictError,
+} from "./core/errors.js";
+export { FAULT_POINTS, type FaultPoint, type Faults, faultsFromEnv, noFaults } from "./core/faults.js";
+export { type Logger, silentLogger } from "./core/logger.js";
+export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+// Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
+export * from "./effects/index.js";
+// The journal contract (back ends implement it)
+export type * from "./journal/types.js";
+
+// Integration events: outbox relay, transports, consumers, sequencing, dead letters, projections
+export * from "./messaging/index.js";
