@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import type { Journal } from "../journal/types.js";
+import { registerDeadLetterCommands } from "./dead-letters.js";
 import { registerJournalCommands } from "./journal-commands.js";
+import { openJournal as open } from "./open-journal.js";
+import { registerReconcileCommands } from "./reconcile.js";
 
 /**
  * `oncely` operator CLI. Every command works on the journal named by `--db` (or DATABASE_URL):
@@ -16,23 +19,13 @@ const program = new Command()
 
 let opened: Journal | undefined;
 async function openJournal(): Promise<Journal> {
-  if (!opened) {
-    const { openJournal: open } = await import("./open-journal.js");
-    opened = await open(program.opts<{ db?: string }>().db);
-  }
+  if (!opened) opened = await open(program.opts<{ db?: string }>().db);
   return opened;
 }
 
 registerJournalCommands(program, openJournal);
-for (const module of ["./reconcile.js", "./dead-letters.js"]) {
-  // Each command group lives in its own file; a group that is not built yet is simply absent.
-  const loaded = (await import(module).catch(() => undefined)) as
-    | Record<string, (p: Command, open: () => Promise<Journal>) => void>
-    | undefined;
-  for (const [name, register] of Object.entries(loaded ?? {})) {
-    if (name.startsWith("register") && typeof register === "function") register(program, openJournal);
-  }
-}
+registerReconcileCommands(program, openJournal);
+registerDeadLetterCommands(program, openJournal);
 
 try {
   await program.parseAsync(process.argv);
