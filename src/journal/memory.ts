@@ -57,6 +57,7 @@ export class MemoryJournal implements Journal {
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
   private readonly documents = new Map<string, DocumentRecord>();
   private readonly listeners = new Set<() => void>();
+  private readonly eventIds = new Set<string>();
   private seq = 0;
 
   constructor(private readonly options: MemoryJournalOptions = {}) {}
@@ -93,6 +94,10 @@ export class MemoryJournal implements Journal {
       const actual = this.checkpoints.get(key(consumer, source)) ?? 0;
       if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
     }
+    const ids = events.map((e) => e.eventId);
+    if (ids.some((id) => this.eventIds.has(id)) || new Set(ids).size !== ids.length) {
+      throw new InvalidInputError(`an event id of this commit is already in the journal: ${ids.join(", ")}`);
+    }
     const records: EventRecord[] = events.map((event, index) => ({
       eventId: event.eventId,
       stream: stream as string,
@@ -109,6 +114,7 @@ export class MemoryJournal implements Journal {
     const newRows = (commit.outbox ?? []).map((row) => newOutboxRow(row, commit.now, 0));
 
     if (stream !== undefined && records.length > 0) this.streams.set(stream, [...existing, ...records]);
+    for (const id of ids) this.eventIds.add(id);
     if (commit.snapshot && stream !== undefined) {
       this.snapshots.set(stream, {
         stream,

@@ -7,8 +7,16 @@ import type { Commit, Journal } from "../../src/journal/types.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 import { type CounterState, counter } from "./fixtures/counter.js";
 
+let runtimes = 0;
+// Each runtime its own id prefix: event ids are unique across the journal, as in production (random ids).
 const setup = (journal: Journal = memoryJournal(), extra: { maxActive?: number; idleMs?: number } = {}) =>
-  createRuntime({ journal, actors: [counter], clock: new SimulatedClock(), ids: sequentialIds("e"), ...extra });
+  createRuntime({
+    journal,
+    actors: [counter],
+    clock: new SimulatedClock(),
+    ids: sequentialIds(`r${++runtimes}`),
+    ...extra,
+  });
 
 describe("actor runtime", () => {
   it("appends the decided events and returns the reply after the commit", async () => {

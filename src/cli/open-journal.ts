@@ -1,0 +1,66 @@
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { InvalidInputError } from "../core/errors.js";
+import { MemoryJournal } from "../journal/memory.js";
+import type { Journal } from "../journal/types.js";
+import { postgresJournal } from "../postgres/index.js";
+import { sqliteJournal } from "../sqlite/index.js";
+
+const ACCEPTED =
+  "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name), memory:, sqlite:PATH, file:PATH";
+
+/**
+ * Open and migrate the journal a URL names, for the CLI and the shop.
+ *
+ * @example
+ * await openJournal(undefined);                                  // ./data/oncely.db
+ * await openJournal("postgres://app@db:5432/shop?schema=oncely"); // tables in schema "oncely"
+ * await openJournal("sqlite:/var/lib/shop/journal.db");
+ */
+export async function openJournal(url: string | undefined, options: { dataDir?: string } = {}): Promise<Journal> {
+  const journal = selectJournal(url, options);
+  try {
+    await journal.migrate();
+  } catch (error) {
+    await journal.close().catch(() => {});
+    throw error;
+  }
+  return journal;
+}
+
+function selectJournal(url: string | undefined, options: { dataDir?: string }): Journal {
+  if (url === undefined || url === "") return sqliteAt(join(options.dataDir ?? "./data", "oncely.db"));
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new InvalidInputError(`journal URL "${redact(url)}" is not a valid URL`, [ACCEPTED]);
+    }
+    const schema = parsed.searchParams.get("schema") ?? undefined;
+    parsed.searchParams.delete("schema");
+    return postgresJournal({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
+  }
+  if (url === "memory:") return new MemoryJournal();
+  for (const prefix of ["sqlite:", "file:"]) {
+    if (url.startsWith(prefix) && url.length > prefix.length) {
+      // Accept sqlite:///abs/path and sqlite://rel/path as well as sqlite:PATH.
+      const path = url
+        .slice(prefix.length)
+        .replace(/^\/\/(?=\/)/, "")
+        .replace(/^\/\/(?!\/)/, "");
+      return sqliteAt(path);
+    }
+  }
+  throw new InvalidInputError(`unsupported journal URL "${redact(url)}"`, [ACCEPTED]);
+}
+
+function sqliteAt(path: string): Journal {
+  mkdirSync(dirname(path), { recursive: true });
+  return sqliteJournal({ path });
+}
+
+/** Never echo a password back into logs or error messages. */
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");
+}

@@ -1,0 +1,897 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  CheckpointConflictError,
+  DuplicateMessageError,
+  InvalidInputError,
+  VersionConflictError,
+} from "../core/errors.js";
+import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";
+
+/**
+ * One journal to test. The factory is called before every test and `cleanup` after it; it may
+ * hand out a fresh store each time, or the same store emptied (e.g. one PostgreSQL schema per
+ * test file, truncated between tests).
+ */
+export interface ConformanceSubject {
+  journal: Journal;
+  /** Open the same store again (after `journal.close()`), as a restarted process would. */
+  reopen: () => Promise<Journal>;
+  /** A second journal instance on the same store (another connection, pool or process). */
+  secondWriter?: () => Promise<Journal>;
+  /** Close everything the subject opened and release or empty the store. */
+  cleanup: () => Promise<void>;
+}
+
+const T0 = 1_700_000_000_000;
+
+const events = (n: number, tag = "e", from = 0): NewEvent[] =>
+  Array.from({ length: n }, (_, i) => ({
+    eventId: `${tag}-${from + i + 1}-${Math.random().toString(36).slice(2)}`,
+    type: "Happened",
+    data: { tag, n: from + i + 1 },
+  }));
+
+const outboxRow = (id: string, over: Partial<NewOutboxRow> = {}): NewOutboxRow => ({
+  id,
+  category: "effect",
+  kind: "payment",
+  stream: "order/1",
+  payload: { id },
+  notBefore: T0,
+  ...over,
+});
+
+/** Strings a store must keep exactly: emoji, CJK, right-to-left, combining marks, control chars (no NUL). */
+const U_ID = "注文-🧾-שלום-\u0001";
+const UNICODE =
+  "emoji 🧾💳🚚 👩🏽‍💻 cjk 注文処理 中文 한국어 rtl שלום مرحبا combining e\u0301 ctl \u0001\u0007\t\n\r\u001f quotes \"'\\ end";
+
+/**
+ * The journal contract, as tests. Run it on every back end:
+ *
+ * @example
+ * journalConformance("memory", async () => {
+ *   const journal = new MemoryJournal();
+ *   return { journal, reopen: async () => journal, cleanup: async () => {} };
+ * });
+ */
+export function journalConformance(label: string, factory: () => Promise<ConformanceSubject>): void {
+  describe(`journal conformance: ${label}`, () => {
+    let subject: ConformanceSubject;
+    let j: Journal;
+    beforeEach(async () => {
+      subject = await factory();
+      j = subject.journal;
+      await j.migrate();
+    });
+    afterEach(async () => {
+      await subject.cleanup();
+    });
+
+    /** Everything a commit can write, so atomicity tests can check that none of it landed. */
+    const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({
+      stream,
+      expectedVersion,
+      events: events(2, tag),
+      snapshot: { version: expectedVersion + 2, schemaVersion: 1, state: { tag } },
+      outbox: [outboxRow(`${tag}:effect`, { stream })],
+      inbox: { consumer: stream, messageId: `${tag}:msg`, reply: { ok: tag } },
+      checkpoint: { consumer: "seq", source: `${tag}:src`, version: 3 },
+      park: [{ consumer: "seq", source: `${tag}:src`, version: 7, message: { tag } }],
+      deadLetters: [
+        {
+          id: `${tag}:dl`,
+          consumer: "seq",
+          messageId: null,
+          payload: { tag },
+          error: "boom",
+          stack: null,
+          attempts: 1,
+          firstFailedAt: T0,
+          lastFailedAt: T0,
+        },
+      ],
+      documents: [{ collection: "orders", id: `${tag}:doc`, doc: { tag } }],
+      now: T0 + 5,
+    });
+
+    const expectNothingOf = async (stream: string, tag: string, versionBefore: number, inboxHeld = false) => {
+      expect(await j.streamVersion(stream)).toBe(versionBefore);
+      const read = await j.readStream(stream);
+      expect(read.filter((e) => (e.data as { tag?: string }).tag === tag)).toEqual([]);
+      expect(await j.getOutbox(`${tag}:effect`)).toBeUndefined();
+      if (!inboxHeld) expect(await j.getInbox(stream, `${tag}:msg`)).toBeUndefined();
+      expect(await j.getCheckpoint("seq", `${tag}:src`)).toBe(0);
+      expect(await j.listParked("seq", `${tag}:src`)).toEqual([]);
+      expect(await j.getDeadLetter(`${tag}:dl`)).toBeUndefined();
+      expect(await j.getDocument("orders", `${tag}:doc`)).toBeUndefined();
+      const snapshot = await j.latestSnapshot(stream);
+      expect((snapshot?.state as { tag?: string } | undefined)?.tag).not.toBe(tag);
+    };
+
+    describe("streams", () => {
+      it("appends, reads and reports the stream version", async () => {
+        expect(await j.streamVersion("order/1")).toBe(0);
+        expect(await j.readStream("order/1")).toEqual([]);
+        const first = await j.commit({
+          stream: "order/1",
+          expectedVersion: 0,
+          events: [
+            { eventId: "a1", type: "Placed", data: { total: 12.5 }, causationId: "cmd-1", correlationId: "corr-1" },
+            { eventId: "a2", type: "Paid", data: { nested: { list: [1, "two", null, true] } }, schemaVersion: 3 },
+          ],
+          now: T0,
+        });
+        expect(first.version).toBe(2);
+        expect(first.events).toEqual([
+          {
+            eventId: "a1",
+            stream: "order/1",
+            version: 1,
+            type: "Placed",
+            data: { total: 12.5 },
+            causationId: "cmd-1",
+            correlationId: "corr-1",
+            recordedAt: T0,
+            schemaVersion: 1,
+          },
+          {
+            eventId: "a2",
+            stream: "order/1",
+            version: 2,
+            type: "Paid",
+            data: { nested: { list: [1, "two", null, true] } },
+            causationId: null,
+            correlationId: null,
+            recordedAt: T0,
+            schemaVersion: 3,
+          },
+        ]);
+        expect(await j.readStream("order/1")).toEqual(first.events);
+        const second = await j.commit({ stream: "order/1", expectedVersion: 2, events: events(3, "x"), now: T0 + 1 });
+        expect(second.version).toBe(5);
+        expect(second.events.map((e) => e.version)).toEqual([3, 4, 5]);
+        expect(await j.streamVersion("order/1")).toBe(5);
+        expect((await j.readStream("order/1", 4)).map((e) => e.version)).toEqual([4, 5]);
+        expect((await j.readStream("order/1", 2, 2)).map((e) => e.version)).toEqual([2, 3]);
+        expect(await j.readStream("order/1", 6)).toEqual([]);
+        expect(await j.readStream("order/1", 1, 0)).toEqual([]);
+      });
+
+      it("appends without an expected version at the end of the stream", async () => {
+        await j.commit({ stream: "s/1", events: events(2), now: T0 });
+        const result = await j.commit({ stream: "s/1", events: events(1), now: T0 });
+        expect(result.version).toBe(3);
+        expect(result.events[0]?.version).toBe(3);
+      });
+
+      it("returns the current version for a commit without events, and refuses events without a stream", async () => {
+        await j.commit({ stream: "s/1", expectedVersion: 0, events: events(2), now: T0 });
+        expect((await j.commit({ stream: "s/1", expectedVersion: 2, now: T0 })).version).toBe(2);
+        await expect(j.commit({ events: events(1), now: T0 })).rejects.toBeInstanceOf(InvalidInputError);
+      });
+
+      it("keeps each stream's events apart and in version order", async () => {
+        for (let i = 0; i < 10; i++) {
+          await j.commit({ stream: i % 2 ? "b/1" : "a/1", events: events(2, i % 2 ? "b" : "a", i), now: T0 + i });
+        }
+        const a = await j.readStream("a/1");
+        expect(a.map((e) => e.version)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+        expect(a.every((e) => e.stream === "a/1" && (e.data as { tag: string }).tag === "a")).toBe(true);
+        expect(a.map((e) => e.recordedAt)).toEqual([
+          T0,
+          T0,
+          T0 + 2,
+          T0 + 2,
+          T0 + 4,
+          T0 + 4,
+          T0 + 6,
+          T0 + 6,
+          T0 + 8,
+          T0 + 8,
+        ]);
+      });
+
+      it("lists streams by prefix, sorted, literally (no wildcards, case-sensitive)", async () => {
+        for (const s of ["order/2", "order/10", "order/1", "Order/3", "orders/1", "ord%r/1", "ord_r/2", "pay/1"]) {
+          await j.commit({ stream: s, events: events(1), now: T0 });
+        }
+        await j.commit({ stream: "order/1", events: events(1), now: T0 });
+        expect(await j.listStreams("order/")).toEqual(["order/1", "order/10", "order/2"]);
+        expect(await j.listStreams("order/", 2)).toEqual(["order/1", "order/10"]);
+        expect(await j.listStreams("ord%")).toEqual(["ord%r/1"]);
+        expect(await j.listStreams("ord_")).toEqual(["ord_r/2"]);
+        expect(await j.listStreams("nothing/")).toEqual([]);
+      });
+
+      it("reads a large stream (20,000 events) in pages", async () => {
+        const total = 20_000;
+        const batch = 2_500;
+        for (let from = 0; from < total; from += batch) {
+          await j.commit({ stream: "big/1", expectedVersion: from, events: events(batch, "big", from), now: T0 });
+        }
+        expect(await j.streamVersion("big/1")).toBe(total);
+        let next = 1;
+        for (;;) {
+          const page = await j.readStream("big/1", next, 3_000);
+          for (const e of page) {
+            expect(e.version).toBe(next);
+            expect((e.data as { n: number }).n).toBe(next);
+            next++;
+          }
+          if (page.length < 3_000) break;
+        }
+        expect(next).toBe(total + 1);
+      });
+
+      it("round-trips unicode, null and a ~1 MB payload exactly", async () => {
+        const big = {
+          text: UNICODE.repeat(4),
+          blob: "x".repeat(1_000_000),
+          nested: { deep: [[[{ a: [UNICODE, -0.5, 1e21, 2 ** 53 - 1] }]]] },
+        };
+        const stream = `order/${U_ID}`;
+        await j.commit({
+          stream,
+          expectedVersion: 0,
+          events: [
+            { eventId: `u-${U_ID}`, type: "Ünïcødé 注文", data: big },
+            { eventId: "n-1", type: "Nothing", data: null },
+          ],
+          snapshot: { version: 2, schemaVersion: 1, state: null },
+          outbox: [
+            outboxRow(`k-${U_ID}`, { stream, payload: big, kind: "mail 📧" }),
+            outboxRow("k-null", { stream, payload: null }),
+          ],
+          inbox: { consumer: stream, messageId: `m-${U_ID}`, reply: big },
+          documents: [{ collection: "docs", id: U_ID, doc: big }],
+          deadLetters: [
+            {
+              id: "dl-u",
+              consumer: "c",
+              messageId: null,
+              payload: null,
+              error: UNICODE,
+              stack: null,
+              attempts: 1,
+              firstFailedAt: T0,
+              lastFailedAt: T0,
+            },
+          ],
+          park: [{ consumer: "c", source: UNICODE, version: 2, message: null }],
+          now: T0,
+        });
+        const read = await j.readStream(stream);
+        expect(read[0]?.data).toEqual(big);
+        expect(read[0]?.type).toBe("Ünïcødé 注文");
+        expect(read[0]?.eventId).toBe(`u-${U_ID}`);
+        expect(read[1]?.data).toBeNull();
+        expect((await j.latestSnapshot(stream))?.state).toBeNull();
+        const row = await j.getOutbox(`k-${U_ID}`);
+        expect(row?.payload).toEqual(big);
+        expect(row?.kind).toBe("mail 📧");
+        expect((await j.getOutbox("k-null"))?.payload).toBeNull();
+        expect((await j.getInbox(stream, `m-${U_ID}`))?.reply).toEqual(big);
+        expect((await j.getDocument("docs", U_ID))?.doc).toEqual(big);
+        const dl = await j.getDeadLetter("dl-u");
+        expect(dl?.error).toBe(UNICODE);
+        expect(dl?.payload).toBeNull();
+        expect((await j.listParked("c", UNICODE))[0]?.message).toBeNull();
+        expect(await j.listStreams("order/")).toEqual([stream]);
+      });
+    });
+
+    describe("atomicity", () => {
+      it("refuses a stale expected version with a typed error and writes nothing of the commit", async () => {
+        await j.commit({ stream: "order/1", expectedVersion: 0, events: events(2), now: T0 });
+        const error = await j.commit(fullCommit("order/1", 1, "stale")).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(VersionConflictError);
+        expect(error).toMatchObject({ stream: "order/1", expectedVersion: 1, actualVersion: 2 });
+        await expectNothingOf("order/1", "stale", 2);
+      });
+
+      it("refuses an expected version ahead of the stream (no holes)", async () => {
+        await j.commit({ stream: "order/1", expectedVersion: 0, events: events(1), now: T0 });
+        const error = await j.commit(fullCommit("order/1", 3, "ahead")).catch((e: unknown) => e);
+        expect(error).toMatchObject({ name: "VersionConflictError", expectedVersion: 3, actualVersion: 1 });
+        await expectNothingOf("order/1", "ahead", 1);
+        expect(await j.commit({ stream: "order/1", expectedVersion: 1, events: events(1), now: T0 })).toMatchObject({
+          version: 2,
+        });
+      });
+
+      it("writes nothing when the inbox already holds the message", async () => {
+        await j.commit({ inbox: { consumer: "order/1", messageId: "dup:msg", reply: "first" }, now: T0 });
+        const commit = fullCommit("order/1", 0, "dup");
+        const error = await j.commit(commit).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateMessageError);
+        expect(error).toMatchObject({ consumer: "order/1", messageId: "dup:msg" });
+        await expectNothingOf("order/1", "dup", 0, true);
+        expect((await j.getInbox("order/1", "dup:msg"))?.reply).toBe("first");
+      });
+
+      it("refuses an event id already in the journal (another stream too) and writes nothing", async () => {
+        await j.commit({
+          stream: "order/9",
+          expectedVersion: 0,
+          events: [{ eventId: "same-id", type: "Placed", data: null }],
+          now: T0,
+        });
+        const commit = fullCommit("order/1", 0, "reused");
+        commit.events = [{ eventId: "same-id", type: "Placed", data: null }];
+        const error = await j.commit(commit).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidInputError);
+        await expectNothingOf("order/1", "reused", 0);
+      });
+
+      it("writes nothing when the checkpoint moved", async () => {
+        await j.commit({ checkpoint: { consumer: "seq", source: "moved:src", version: 4 }, now: T0 });
+        const commit = {
+          ...fullCommit("order/1", 0, "moved"),
+          checkpoint: { consumer: "seq", source: "moved:src", version: 6, expected: 5 },
+        };
+        const error = await j.commit(commit).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(CheckpointConflictError);
+        expect(error).toMatchObject({ expected: 5, actual: 4 });
+        expect(await j.getCheckpoint("seq", "moved:src")).toBe(4);
+        expect(await j.streamVersion("order/1")).toBe(0);
+        expect(await j.getOutbox("moved:effect")).toBeUndefined();
+        expect(await j.getInbox("order/1", "moved:msg")).toBeUndefined();
+        expect(await j.getDocument("orders", "moved:doc")).toBeUndefined();
+      });
+
+      const poison = { amount: 10n };
+      const placements: [string, (c: Commit) => void][] = [
+        ["event data", (c) => (((c.events as NewEvent[])[1] as NewEvent).data = poison)],
+        ["snapshot state", (c) => (c.snapshot = { version: 2, schemaVersion: 1, state: poison })],
+        ["outbox payload", (c) => (((c.outbox as NewOutboxRow[])[0] as NewOutboxRow).payload = poison)],
+        ["outbox done result", (c) => (c.outboxDone = [{ id: "anything", outcome: "completed", result: poison }])],
+        ["inbox reply", (c) => (c.inbox = { consumer: "order/1", messageId: "poison:msg", reply: poison })],
+        ["parked message", (c) => (c.park = [{ consumer: "seq", source: "poison:src", version: 7, message: poison }])],
+        ["dead letter payload", (c) => (((c.deadLetters ?? [])[0] as { payload: unknown }).payload = poison)],
+        [
+          "document",
+          (c) => (c.documents = [...(c.documents ?? []), { collection: "orders", id: "other", doc: poison }]),
+        ],
+      ];
+      for (const [where, place] of placements) {
+        it(`writes nothing when the ${where} cannot be stored as JSON (BigInt)`, async () => {
+          const commit = fullCommit("order/1", 0, "poison");
+          place(commit);
+          await expect(j.commit(commit)).rejects.toThrow();
+          await expectNothingOf("order/1", "poison", 0);
+          expect(await j.getDocument("orders", "other")).toBeUndefined();
+          // The store is still usable afterwards.
+          expect((await j.commit({ stream: "order/1", expectedVersion: 0, events: events(1), now: T0 })).version).toBe(
+            1,
+          );
+        });
+      }
+
+      it("lets exactly one of two writers racing at the same expected version win, every round", async () => {
+        const other = subject.secondWriter ? await subject.secondWriter() : j;
+        let version = 0;
+        for (let round = 0; round < 25; round++) {
+          const attempt = (w: Journal, who: string) =>
+            w.commit({
+              stream: "race/1",
+              expectedVersion: version,
+              events: events(1 + (round % 3), who),
+              outbox: [outboxRow(`race:${round}:${who}`, { stream: "race/1" })],
+              inbox: { consumer: "race/1", messageId: `race:${round}:${who}`, reply: who },
+              now: T0 + round,
+            });
+          const settled = await Promise.allSettled([attempt(j, "a"), attempt(other, "b")]);
+          const won = settled.filter((s) => s.status === "fulfilled");
+          const lost = settled.filter((s) => s.status === "rejected");
+          expect(won).toHaveLength(1);
+          expect(lost).toHaveLength(1);
+          expect((lost[0] as PromiseRejectedResult).reason).toBeInstanceOf(VersionConflictError);
+          const loser = settled[0]?.status === "rejected" ? "a" : "b";
+          expect(await j.getOutbox(`race:${round}:${loser}`)).toBeUndefined();
+          expect(await j.getInbox("race/1", `race:${round}:${loser}`)).toBeUndefined();
+          version += 1 + (round % 3);
+          expect(await j.streamVersion("race/1")).toBe(version);
+        }
+        const all = await j.readStream("race/1");
+        expect(all.map((e) => e.version)).toEqual(Array.from({ length: version }, (_, i) => i + 1));
+      });
+    });
+
+    describe("durability", () => {
+      it("keeps everything across close and reopen", async () => {
+        await j.commit(fullCommit("order/9", 0, "keep"));
+        await j.commit({ stream: "order/9", expectedVersion: 2, events: events(1), now: T0 + 6 });
+        const before = {
+          events: await j.readStream("order/9"),
+          snapshot: await j.latestSnapshot("order/9"),
+          outbox: await j.listOutbox(),
+          inbox: await j.getInbox("order/9", "keep:msg"),
+          parked: await j.listParked("seq"),
+          dead: await j.listDeadLetters(),
+          docs: await j.listDocuments("orders"),
+        };
+        await j.close();
+        const reopened = await subject.reopen();
+        await reopened.migrate();
+        expect(await reopened.readStream("order/9")).toEqual(before.events);
+        expect(await reopened.latestSnapshot("order/9")).toEqual(before.snapshot);
+        expect(await reopened.listOutbox()).toEqual(before.outbox);
+        expect(await reopened.getInbox("order/9", "keep:msg")).toEqual(before.inbox);
+        expect(await reopened.getCheckpoint("seq", "keep:src")).toBe(3);
+        expect(await reopened.listParked("seq")).toEqual(before.parked);
+        expect(await reopened.listDeadLetters()).toEqual(before.dead);
+        expect(await reopened.listDocuments("orders")).toEqual(before.docs);
+        expect(before.events).toHaveLength(3);
+        expect(
+          (await reopened.commit({ stream: "order/9", expectedVersion: 3, events: events(1), now: T0 })).version,
+        ).toBe(4);
+      });
+
+      it("runs migrate() again harmlessly", async () => {
+        await j.commit({ stream: "m/1", events: events(2), now: T0 });
+        await j.migrate();
+        await j.migrate();
+        expect(await j.streamVersion("m/1")).toBe(2);
+      });
+    });
+
+    describe("snapshots", () => {
+      it("returns the latest snapshot of a stream only", async () => {
+        expect(await j.latestSnapshot("order/1")).toBeUndefined();
+        await j.commit({
+          stream: "order/1",
+          events: events(2),
+          snapshot: { version: 2, schemaVersion: 1, state: { n: 2 } },
+          now: T0,
+        });
+        await j.commit({
+          stream: "order/1",
+          events: events(2),
+          snapshot: { version: 4, schemaVersion: 2, state: { n: 4 } },
+          now: T0 + 1,
+        });
+        expect(await j.latestSnapshot("order/1")).toEqual({
+          stream: "order/1",
+          version: 4,
+          schemaVersion: 2,
+          state: { n: 4 },
+          takenAt: T0 + 1,
+        });
+        expect(await j.latestSnapshot("order/2")).toBeUndefined();
+      });
+    });
+
+    describe("outbox", () => {
+      it("inserts rows if absent: the same id twice is a no-op that keeps the first row", async () => {
+        await j.commit({ outbox: [outboxRow("k1", { payload: { first: true } })], now: T0 });
+        await j.commit({ outbox: [outboxRow("k1", { payload: { first: false }, kind: "other" })], now: T0 + 9 });
+        const row = await j.getOutbox("k1");
+        expect(row).toMatchObject({
+          id: "k1",
+          category: "effect",
+          kind: "payment",
+          stream: "order/1",
+          payload: { first: true },
+          notBefore: T0,
+          status: "pending",
+          attempts: 0,
+          leaseOwner: null,
+          leaseUntil: null,
+          lastError: null,
+          outcome: null,
+          result: null,
+          createdAt: T0,
+          updatedAt: T0,
+        });
+        expect(await j.listOutbox()).toHaveLength(1);
+        expect(await j.getOutbox("missing")).toBeUndefined();
+      });
+
+      it("numbers rows in insertion order", async () => {
+        await j.commit({ outbox: [outboxRow("c"), outboxRow("a")], now: T0 });
+        await j.commit({ outbox: [outboxRow("b")], now: T0 });
+        const rows = await j.listOutbox();
+        expect(rows.map((r) => r.id)).toEqual(["c", "a", "b"]);
+        const seqs = rows.map((r) => r.seq);
+        expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+        expect(new Set(seqs).size).toBe(3);
+      });
+
+      it("claims due rows with a lease; others get nothing until the lease expires", async () => {
+        await j.commit({
+          outbox: [outboxRow("k1"), outboxRow("k2"), outboxRow("later", { notBefore: T0 + 1_000 })],
+          now: T0,
+        });
+        const claimed = await j.claimOutbox({ owner: "d1", now: T0 + 10, leaseMs: 100, limit: 10 });
+        expect(claimed.map((r) => r.id)).toEqual(["k1", "k2"]);
+        expect(claimed[0]).toMatchObject({
+          leaseOwner: "d1",
+          leaseUntil: T0 + 110,
+          updatedAt: T0 + 10,
+          status: "pending",
+        });
+        const other = subject.secondWriter ? await subject.secondWriter() : j;
+        expect(await other.claimOutbox({ owner: "d2", now: T0 + 50, leaseMs: 100, limit: 10 })).toEqual([]);
+        expect(await j.claimOutbox({ owner: "d2", now: T0 + 109, leaseMs: 100, limit: 10 })).toEqual([]);
+        const takenOver = await other.claimOutbox({ owner: "d2", now: T0 + 110, leaseMs: 100, limit: 1 });
+        expect(takenOver.map((r) => [r.id, r.leaseOwner, r.leaseUntil])).toEqual([["k1", "d2", T0 + 210]]);
+        expect(await j.updateOutbox("k1", "d1", { attempts: 1 }, T0 + 111)).toBe(false);
+        const due = await j.claimOutbox({ owner: "d3", now: T0 + 1_000, leaseMs: 100, limit: 10 });
+        expect(due.map((r) => r.id)).toEqual(["k1", "k2", "later"]);
+      });
+
+      it("never hands one row to two claimers running at once", async () => {
+        const rows = Array.from({ length: 60 }, (_, i) => outboxRow(`r${i}`, { stream: `s/${i % 7}` }));
+        await j.commit({ outbox: rows, now: T0 });
+        const other = subject.secondWriter ? await subject.secondWriter() : j;
+        const seen = new Map<string, string>();
+        for (let round = 0; round < 10; round++) {
+          const batches = await Promise.all([
+            j.claimOutbox({ owner: "a", now: T0 + 1, leaseMs: 60_000, limit: 4 }),
+            other.claimOutbox({ owner: "b", now: T0 + 1, leaseMs: 60_000, limit: 4 }),
+            j.claimOutbox({ owner: "c", now: T0 + 1, leaseMs: 60_000, limit: 4 }),
+          ]);
+          for (const batch of batches) {
+            for (const row of batch) {
+              expect(seen.has(row.id)).toBe(false);
+              seen.set(row.id, row.leaseOwner as string);
+            }
+          }
+        }
+        expect(seen.size).toBe(60);
+        for (const [id, owner] of seen) expect((await j.getOutbox(id))?.leaseOwner).toBe(owner);
+      });
+
+      it("filters claims by status and category, and respects the limit", async () => {
+        await j.commit({
+          outbox: [outboxRow("e1"), outboxRow("m1", { category: "message" }), outboxRow("v1", { category: "event" })],
+          now: T0,
+        });
+        expect(
+          (await j.claimOutbox({ owner: "d", now: T0, leaseMs: 10, limit: 10, categories: ["message", "event"] })).map(
+            (r) => r.id,
+          ),
+        ).toEqual(["m1", "v1"]);
+        expect(await j.claimOutbox({ owner: "d", now: T0, leaseMs: 10, limit: 0 })).toEqual([]);
+        expect(await j.forceOutbox("e1", { status: "resolving" }, T0)).toBe(true);
+        expect(await j.claimOutbox({ owner: "d", now: T0, leaseMs: 10, limit: 10 })).toEqual([]);
+        expect(
+          (await j.claimOutbox({ owner: "r", now: T0, leaseMs: 10, limit: 10, statuses: ["resolving"] })).map(
+            (r) => r.id,
+          ),
+        ).toEqual(["e1"]);
+      });
+
+      it("claims in stream order: a row waits while an earlier row of its stream and category is unfinished", async () => {
+        await j.commit({
+          outbox: [
+            outboxRow("a1", { category: "event", stream: "order/a" }),
+            outboxRow("a2", { category: "event", stream: "order/a" }),
+            outboxRow("b1", { category: "event", stream: "order/b", notBefore: T0 + 500 }),
+            outboxRow("b2", { category: "event", stream: "order/b" }),
+            outboxRow("a-effect", { category: "effect", stream: "order/a" }),
+          ],
+          now: T0,
+        });
+        const opts = { now: T0, leaseMs: 1_000, limit: 10, inStreamOrder: true, categories: ["event" as const] };
+        expect((await j.claimOutbox({ ...opts, owner: "r1" })).map((r) => r.id)).toEqual(["a1"]);
+        expect(await j.claimOutbox({ ...opts, owner: "r2", now: T0 + 10 })).toEqual([]);
+        // Unordered claims are not held back.
+        expect(
+          (await j.claimOutbox({ owner: "x", now: T0, leaseMs: 1, limit: 10, categories: ["event"] })).map((r) => r.id),
+        ).toEqual(["a2", "b2"]);
+        expect(await j.updateOutbox("a1", "r1", { status: "done", outcome: "published" }, T0 + 1)).toBe(true);
+        expect((await j.claimOutbox({ ...opts, owner: "r1", now: T0 + 2 })).map((r) => r.id)).toEqual(["a2"]);
+        expect(await j.forceOutbox("b1", { status: "dead", lastError: "gave up" }, T0 + 3)).toBe(true);
+        expect((await j.claimOutbox({ ...opts, owner: "r1", now: T0 + 3 })).map((r) => r.id)).toEqual(["b2"]);
+        // Any unfinished status holds later rows back, not only pending: here one waiting for reconciliation.
+        await j.commit({
+          outbox: [
+            outboxRow("c1", { category: "event", stream: "order/c" }),
+            outboxRow("c2", { category: "event", stream: "order/c" }),
+          ],
+          now: T0 + 4,
+        });
+        expect(await j.forceOutbox("c1", { status: "reconcile" }, T0 + 4)).toBe(true);
+        expect(await j.claimOutbox({ ...opts, owner: "r1", now: T0 + 5 })).toEqual([]);
+        expect(await j.forceOutbox("c1", { status: "done", outcome: "settled" }, T0 + 6)).toBe(true);
+        expect((await j.claimOutbox({ ...opts, owner: "r1", now: T0 + 7 })).map((r) => r.id)).toEqual(["c2"]);
+      });
+
+      it("updates a row only for its lease owner, and never a done row", async () => {
+        await j.commit({ outbox: [outboxRow("k1")], now: T0 });
+        await j.claimOutbox({ owner: "d1", now: T0, leaseMs: 100, limit: 1 });
+        expect(await j.updateOutbox("k1", "d2", { attempts: 5 }, T0 + 1)).toBe(false);
+        expect(await j.updateOutbox("missing", "d1", { attempts: 5 }, T0 + 1)).toBe(false);
+        expect(
+          await j.updateOutbox("k1", "d1", { attempts: 1, lastError: "timeout", releaseLease: false }, T0 + 2),
+        ).toBe(true);
+        expect(await j.getOutbox("k1")).toMatchObject({
+          attempts: 1,
+          lastError: "timeout",
+          leaseOwner: "d1",
+          leaseUntil: T0 + 100,
+          updatedAt: T0 + 2,
+        });
+        expect(
+          await j.updateOutbox(
+            "k1",
+            "d1",
+            { status: "resolving", notBefore: T0 + 50, result: { partial: [1] }, outcome: "maybe" },
+            T0 + 3,
+          ),
+        ).toBe(true);
+        expect(await j.getOutbox("k1")).toMatchObject({
+          status: "resolving",
+          attempts: 1,
+          notBefore: T0 + 50,
+          lastError: "timeout",
+          result: { partial: [1] },
+          outcome: "maybe",
+          leaseOwner: null,
+          leaseUntil: null,
+          updatedAt: T0 + 3,
+        });
+        expect(await j.updateOutbox("k1", "d1", { attempts: 2 }, T0 + 4)).toBe(false);
+        await j.claimOutbox({ owner: "d1", now: T0 + 60, leaseMs: 100, limit: 1, statuses: ["resolving"] });
+        expect(await j.updateOutbox("k1", "d1", { lastError: null, result: null }, T0 + 61)).toBe(true);
+        expect(await j.getOutbox("k1")).toMatchObject({ lastError: null, result: null });
+        expect(await j.forceOutbox("k1", { status: "done", outcome: "settled" }, T0 + 62)).toBe(true);
+        expect(await j.forceOutbox("k1", { status: "pending" }, T0 + 63)).toBe(false);
+        await j.claimOutbox({ owner: "d1", now: T0 + 70, leaseMs: 100, limit: 1, statuses: ["done"] });
+        expect(await j.updateOutbox("k1", "d1", { status: "pending" }, T0 + 71)).toBe(false);
+        expect((await j.getOutbox("k1"))?.status).toBe("done");
+      });
+
+      it("marks rows done in a commit, keeping the first outcome", async () => {
+        await j.commit({ outbox: [outboxRow("k1"), outboxRow("k2")], now: T0 });
+        await j.claimOutbox({ owner: "d1", now: T0, leaseMs: 100, limit: 1 });
+        await j.commit({
+          outboxDone: [
+            { id: "k1", outcome: "completed", result: { paymentId: "p-1" } },
+            { id: "nope", outcome: "x" },
+          ],
+          now: T0 + 1,
+        });
+        await j.commit({
+          outboxDone: [
+            { id: "k1", outcome: "failed", result: { error: "late" } },
+            { id: "k2", outcome: "completed" },
+          ],
+          now: T0 + 2,
+        });
+        expect(await j.getOutbox("k1")).toMatchObject({
+          status: "done",
+          outcome: "completed",
+          result: { paymentId: "p-1" },
+          leaseOwner: null,
+          leaseUntil: null,
+          updatedAt: T0 + 1,
+        });
+        expect(await j.getOutbox("k2")).toMatchObject({
+          status: "done",
+          outcome: "completed",
+          result: null,
+          updatedAt: T0 + 2,
+        });
+        expect(await j.getOutbox("nope")).toBeUndefined();
+        expect(await j.claimOutbox({ owner: "d9", now: T0 + 10_000, leaseMs: 100, limit: 10 })).toEqual([]);
+      });
+
+      it("lists rows by status, category, kind and stream, in order, with a limit", async () => {
+        await j.commit({
+          outbox: [
+            outboxRow("p1", { stream: "order/1" }),
+            outboxRow("m1", { category: "message", kind: "warehouse", stream: "order/2" }),
+            outboxRow("p2", { stream: "order/2" }),
+            outboxRow("v1", { category: "event", kind: "OrderPlaced", stream: "order/1" }),
+          ],
+          now: T0,
+        });
+        await j.forceOutbox("p2", { status: "reconcile" }, T0 + 1);
+        const ids = async (f: Parameters<Journal["listOutbox"]>[0]) => (await j.listOutbox(f)).map((r) => r.id);
+        expect(await ids({})).toEqual(["p1", "m1", "p2", "v1"]);
+        expect(await ids({ status: "pending" })).toEqual(["p1", "m1", "v1"]);
+        expect(await ids({ status: ["reconcile", "done"] })).toEqual(["p2"]);
+        expect(await ids({ category: "effect" })).toEqual(["p1", "p2"]);
+        expect(await ids({ kind: "warehouse" })).toEqual(["m1"]);
+        expect(await ids({ stream: "order/1" })).toEqual(["p1", "v1"]);
+        expect(await ids({ stream: "order/1", category: "event", status: "pending" })).toEqual(["v1"]);
+        expect(await ids({ limit: 2 })).toEqual(["p1", "m1"]);
+      });
+
+      it("forces a change without a lease, releasing any lease", async () => {
+        await j.commit({ outbox: [outboxRow("k1")], now: T0 });
+        await j.claimOutbox({ owner: "d1", now: T0, leaseMs: 1_000, limit: 1 });
+        expect(
+          await j.forceOutbox("k1", { status: "pending", notBefore: T0 + 5, attempts: 0, releaseLease: false }, T0 + 1),
+        ).toBe(true);
+        expect(await j.getOutbox("k1")).toMatchObject({
+          status: "pending",
+          notBefore: T0 + 5,
+          leaseOwner: null,
+          leaseUntil: null,
+          updatedAt: T0 + 1,
+        });
+        expect((await j.claimOutbox({ owner: "d2", now: T0 + 5, leaseMs: 10, limit: 1 })).map((r) => r.id)).toEqual([
+          "k1",
+        ]);
+        expect(await j.forceOutbox("missing", { status: "pending" }, T0)).toBe(false);
+      });
+
+      it("wakes outbox listeners after a commit that added rows", async () => {
+        let calls = 0;
+        const woke = new Promise<void>((resolve) => {
+          const off = j.onOutbox(() => {
+            calls++;
+            off();
+            resolve();
+          });
+        });
+        await j.commit({ stream: "order/1", events: events(1), outbox: [outboxRow("wake")], now: T0 });
+        await woke;
+        expect(calls).toBe(1);
+        let after = 0;
+        const off = j.onOutbox(() => after++);
+        off();
+        await j.commit({ outbox: [outboxRow("wake-2")], now: T0 });
+        await new Promise((r) => setTimeout(r, 50));
+        expect(after).toBe(0);
+      });
+    });
+
+    describe("inbox", () => {
+      it("returns a recorded message with its reply and prunes strictly before a time", async () => {
+        await j.commit({ inbox: { consumer: "order/1", messageId: "m1", reply: { ok: 1 } }, now: T0 });
+        await j.commit({ inbox: { consumer: "order/1", messageId: "m2", reply: null }, now: T0 + 10 });
+        await j.commit({ inbox: { consumer: "order/2", messageId: "m1", reply: "other" }, now: T0 + 20 });
+        expect(await j.getInbox("order/1", "m1")).toEqual({
+          consumer: "order/1",
+          messageId: "m1",
+          reply: { ok: 1 },
+          recordedAt: T0,
+        });
+        expect((await j.getInbox("order/2", "m1"))?.reply).toBe("other");
+        expect(await j.getInbox("order/3", "m1")).toBeUndefined();
+        expect(await j.pruneInbox(T0 + 10)).toBe(1);
+        expect(await j.getInbox("order/1", "m1")).toBeUndefined();
+        expect(await j.getInbox("order/1", "m2")).toMatchObject({ reply: null, recordedAt: T0 + 10 });
+        expect(await j.pruneInbox(T0 + 10)).toBe(0);
+        expect(await j.pruneInbox(T0 + 21)).toBe(2);
+        await j.commit({ inbox: { consumer: "order/1", messageId: "m1", reply: "again" }, now: T0 + 30 });
+        expect((await j.getInbox("order/1", "m1"))?.reply).toBe("again");
+      });
+    });
+
+    describe("sequencing", () => {
+      it("sets checkpoints, checking the expected version when given", async () => {
+        expect(await j.getCheckpoint("c", "src")).toBe(0);
+        await j.commit({ checkpoint: { consumer: "c", source: "src", version: 1, expected: 0 }, now: T0 });
+        await j.commit({ checkpoint: { consumer: "c", source: "src", version: 2, expected: 1 }, now: T0 });
+        await expect(
+          j.commit({ checkpoint: { consumer: "c", source: "src", version: 3, expected: 1 }, now: T0 }),
+        ).rejects.toBeInstanceOf(CheckpointConflictError);
+        await expect(
+          j.commit({ checkpoint: { consumer: "c", source: "other", version: 3, expected: 2 }, now: T0 }),
+        ).rejects.toMatchObject({ expected: 2, actual: 0 });
+        await expect(
+          j.commit({ checkpoint: { consumer: "c", source: "src", version: 3, expected: 0 }, now: T0 }),
+        ).rejects.toMatchObject({ expected: 0, actual: 2 });
+        expect(await j.getCheckpoint("c", "src")).toBe(2);
+        await j.commit({ checkpoint: { consumer: "c", source: "src", version: 9 }, now: T0 });
+        expect(await j.getCheckpoint("c", "src")).toBe(9);
+        expect(await j.getCheckpoint("c", "other")).toBe(0);
+        expect(await j.getCheckpoint("d", "src")).toBe(0);
+      });
+
+      it("parks, lists in (source, version) order and unparks", async () => {
+        await j.commit({
+          park: [
+            { consumer: "c", source: "s2", version: 5, message: { v: 5 } },
+            { consumer: "c", source: "s1", version: 9, message: { v: 9 } },
+            { consumer: "c", source: "s1", version: 3, message: { v: 3 } },
+            { consumer: "d", source: "s1", version: 1, message: { v: 1 } },
+          ],
+          now: T0,
+        });
+        await j.commit({ park: [{ consumer: "c", source: "s1", version: 3, message: { v: "again" } }], now: T0 + 1 });
+        const all = await j.listParked("c");
+        expect(all.map((p) => [p.source, p.version])).toEqual([
+          ["s1", 3],
+          ["s1", 9],
+          ["s2", 5],
+        ]);
+        expect(all[0]).toEqual({ consumer: "c", source: "s1", version: 3, message: { v: 3 }, parkedAt: T0 });
+        expect((await j.listParked("c", "s1")).map((p) => p.version)).toEqual([3, 9]);
+        await j.commit({
+          unpark: [
+            { consumer: "c", source: "s1", version: 3 },
+            { consumer: "c", source: "s1", version: 42 },
+          ],
+          now: T0 + 2,
+        });
+        expect((await j.listParked("c")).map((p) => [p.source, p.version])).toEqual([
+          ["s1", 9],
+          ["s2", 5],
+        ]);
+        expect(await j.listParked("d", "s1")).toHaveLength(1);
+        expect(await j.listParked("nobody")).toEqual([]);
+      });
+    });
+
+    describe("dead letters", () => {
+      it("inserts once, lists by filter in failure order, gets and resolves once", async () => {
+        const letter = (id: string, consumer: string, at: number) => ({
+          id,
+          consumer,
+          messageId: `msg-${id}`,
+          payload: { id, list: [1, 2] },
+          error: "handler failed",
+          stack: "Error: handler failed\n    at x",
+          attempts: 3,
+          firstFailedAt: at,
+          lastFailedAt: at + 100,
+        });
+        await j.commit({
+          deadLetters: [letter("d2", "c1", T0 + 5), letter("d1", "c1", T0 + 5), letter("d3", "c2", T0)],
+          now: T0,
+        });
+        await j.commit({ deadLetters: [{ ...letter("d1", "c9", T0), error: "other" }], now: T0 + 1 });
+        expect((await j.listDeadLetters()).map((d) => d.id)).toEqual(["d3", "d1", "d2"]);
+        expect((await j.listDeadLetters({ consumer: "c1" })).map((d) => d.id)).toEqual(["d1", "d2"]);
+        expect((await j.listDeadLetters({ limit: 1 })).map((d) => d.id)).toEqual(["d3"]);
+        expect(await j.getDeadLetter("d1")).toEqual({
+          ...letter("d1", "c1", T0 + 5),
+          status: "open",
+          resolvedAt: null,
+        });
+        expect(await j.resolveDeadLetter("d1", "replayed", T0 + 50)).toBe(true);
+        expect(await j.resolveDeadLetter("d1", "discarded", T0 + 60)).toBe(false);
+        expect(await j.resolveDeadLetter("missing", "discarded", T0 + 60)).toBe(false);
+        expect(await j.getDeadLetter("d1")).toMatchObject({ status: "replayed", resolvedAt: T0 + 50 });
+        expect((await j.listDeadLetters({ status: "open" })).map((d) => d.id)).toEqual(["d3", "d2"]);
+        expect((await j.listDeadLetters({ status: "replayed", consumer: "c1" })).map((d) => d.id)).toEqual(["d1"]);
+        expect(await j.getDeadLetter("missing")).toBeUndefined();
+      });
+    });
+
+    describe("documents", () => {
+      it("upserts, deletes and lists documents sorted by id", async () => {
+        await j.commit({
+          documents: [
+            { collection: "orders", id: "b", doc: { v: 1 } },
+            { collection: "orders", id: "a", doc: { v: 1 } },
+            { collection: "orders", id: "c", doc: { v: 1 } },
+            { collection: "other", id: "a", doc: { v: 9 } },
+          ],
+          now: T0,
+        });
+        await j.commit({
+          documents: [
+            { collection: "orders", id: "b", doc: { v: 2 } },
+            { collection: "orders", id: "c", doc: null },
+            { collection: "orders", id: "z", doc: { v: 1 } },
+            { collection: "orders", id: "z", doc: null },
+          ],
+          now: T0 + 1,
+        });
+        expect(await j.getDocument("orders", "b")).toEqual({
+          collection: "orders",
+          id: "b",
+          doc: { v: 2 },
+          updatedAt: T0 + 1,
+        });
+        expect(await j.getDocument("orders", "c")).toBeUndefined();
+        expect(await j.getDocument("orders", "z")).toBeUndefined();
+        expect((await j.listDocuments("orders")).map((d) => [d.id, d.doc])).toEqual([
+          ["a", { v: 1 }],
+          ["b", { v: 2 }],
+        ]);
+        expect((await j.listDocuments("orders", 1)).map((d) => d.id)).toEqual(["a"]);
+        expect((await j.listDocuments("other")).map((d) => d.doc)).toEqual([{ v: 9 }]);
+        expect(await j.listDocuments("none")).toEqual([]);
+      });
+    });
+  });
+}

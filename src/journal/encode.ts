@@ -1,0 +1,141 @@
+import { InvalidInputError } from "../core/errors.js";
+import type { Commit, EventRecord } from "./types.js";
+
+/**
+ * A commit with every value already turned into JSON text. SQL back ends encode the whole commit
+ * before they open a transaction, so a value JSON cannot hold (a BigInt, a cycle) fails the
+ * commit with nothing written, exactly as the memory journal does.
+ */
+export interface EncodedCommit {
+  stream: string | undefined;
+  expectedVersion: number | undefined;
+  now: number;
+  events: EncodedEvent[];
+  snapshot: { version: number; schemaVersion: number; state: string } | undefined;
+  outbox: { id: string; category: string; kind: string; stream: string; payload: string; notBefore: number }[];
+  outboxDone: { id: string; outcome: string; result: string }[];
+  inbox: { consumer: string; messageId: string; reply: string } | undefined;
+  checkpoint: { consumer: string; source: string; version: number; expected: number | undefined } | undefined;
+  park: { consumer: string; source: string; version: number; message: string }[];
+  unpark: { consumer: string; source: string; version: number }[];
+  deadLetters: {
+    id: string;
+    consumer: string;
+    messageId: string | null;
+    payload: string;
+    error: string;
+    stack: string | null;
+    attempts: number;
+    firstFailedAt: number;
+    lastFailedAt: number;
+  }[];
+  /** `doc` null deletes. */
+  documents: { collection: string; id: string; doc: string | null }[];
+}
+
+export interface EncodedEvent {
+  eventId: string;
+  type: string;
+  data: string;
+  causationId: string | null;
+  correlationId: string | null;
+  schemaVersion: number;
+}
+
+/** JSON text of a value; `undefined` is stored as `null`. Throws a TypeError on BigInt or cycles. */
+export function json(value: unknown): string {
+  const text = JSON.stringify(value === undefined ? null : value);
+  // JSON.stringify returns undefined for a bare function or symbol: store null, as a property would be dropped.
+  return text === undefined ? "null" : text;
+}
+
+export function encodeCommit(commit: Commit): EncodedCommit {
+  const events = commit.events ?? [];
+  if (events.length > 0 && commit.stream === undefined) {
+    throw new InvalidInputError("a commit with events must name its stream");
+  }
+  const checkpoint = commit.checkpoint;
+  return {
+    stream: commit.stream,
+    expectedVersion: commit.expectedVersion,
+    now: commit.now,
+    events: events.map((event) => ({
+      eventId: event.eventId,
+      type: event.type,
+      data: json(event.data),
+      causationId: event.causationId ?? null,
+      correlationId: event.correlationId ?? null,
+      schemaVersion: event.schemaVersion ?? 1,
+    })),
+    snapshot:
+      commit.snapshot && commit.stream !== undefined
+        ? {
+            version: commit.snapshot.version,
+            schemaVersion: commit.snapshot.schemaVersion,
+            state: json(commit.snapshot.state),
+          }
+        : undefined,
+    outbox: (commit.outbox ?? []).map((row) => ({
+      id: row.id,
+      category: row.category,
+      kind: row.kind,
+      stream: row.stream,
+      payload: json(row.payload),
+      notBefore: row.notBefore,
+    })),
+    outboxDone: (commit.outboxDone ?? []).map((done) => ({
+      id: done.id,
+      outcome: done.outcome,
+      result: json(done.result ?? null),
+    })),
+    inbox: commit.inbox
+      ? { consumer: commit.inbox.consumer, messageId: commit.inbox.messageId, reply: json(commit.inbox.reply ?? null) }
+      : undefined,
+    checkpoint: checkpoint
+      ? {
+          consumer: checkpoint.consumer,
+          source: checkpoint.source,
+          version: checkpoint.version,
+          expected: checkpoint.expected,
+        }
+      : undefined,
+    park: (commit.park ?? []).map((p) => ({
+      consumer: p.consumer,
+      source: p.source,
+      version: p.version,
+      message: json(p.message),
+    })),
+    unpark: (commit.unpark ?? []).map((p) => ({ consumer: p.consumer, source: p.source, version: p.version })),
+    deadLetters: (commit.deadLetters ?? []).map((d) => ({
+      id: d.id,
+      consumer: d.consumer,
+      messageId: d.messageId ?? null,
+      payload: json(d.payload),
+      error: d.error,
+      stack: d.stack ?? null,
+      attempts: d.attempts,
+      firstFailedAt: d.firstFailedAt,
+      lastFailedAt: d.lastFailedAt,
+    })),
+    documents: (commit.documents ?? []).map((d) => ({
+      collection: d.collection,
+      id: d.id,
+      doc: d.doc === null ? null : json(d.doc),
+    })),
+  };
+}
+
+/** The records a commit appended, as `commit` returns them (fresh copies, never the caller's objects). */
+export function appendedRecords(encoded: EncodedCommit, fromVersion: number): EventRecord[] {
+  return encoded.events.map((event, index) => ({
+    eventId: event.eventId,
+    stream: encoded.stream as string,
+    version: fromVersion + index + 1,
+    type: event.type,
+    data: JSON.parse(event.data),
+    causationId: event.causationId,
+    correlationId: event.correlationId,
+    recordedAt: encoded.now,
+    schemaVersion: event.schemaVersion,
+  }));
+}

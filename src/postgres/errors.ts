@@ -1,0 +1,48 @@
+import { OncelyError, StorageUnavailableError } from "../core/errors.js";
+
+/** Error codes that mean the connection (not the statement) failed: a retry on a new connection can work. */
+const CONNECTION_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "57P01", // admin_shutdown (pg_terminate_backend, server restart)
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, recovering)
+  "53300", // too_many_connections
+]);
+
+const CONNECTION_MESSAGES =
+  /connection terminated|connection error|timeout exceeded when trying to connect|not queryable|server closed the connection/i;
+
+export function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown; errors?: unknown } | null;
+  if (!e || typeof e !== "object") return false;
+  if (typeof e.code === "string" && (CONNECTION_CODES.has(e.code) || e.code.startsWith("08"))) return true;
+  if (typeof e.message === "string" && CONNECTION_MESSAGES.test(e.message)) return true;
+  // net.connect with several addresses (IPv4 and IPv6) fails with an AggregateError.
+  return Array.isArray(e.errors) && e.errors.some(isConnectionError);
+}
+
+/**
+ * Connection-level failures become `StorageUnavailableError` (retryable), with the driver's error
+ * as cause. When it happens during a commit, the commit may or may not have landed.
+ */
+export function mapPgError(error: unknown): unknown {
+  if (error instanceof OncelyError) return error;
+  if (isConnectionError(error)) {
+    const message =
+      error instanceof Error && error.message ? error.message : String((error as { code?: unknown }).code);
+    return new StorageUnavailableError(`PostgreSQL unavailable: ${message}`, { cause: error });
+  }
+  return error;
+}
+
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === "23505" && e.constraint === constraint;
+}

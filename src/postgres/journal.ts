@@ -1,0 +1,262 @@
+import pg from "pg";
+import { VersionConflictError } from "../core/errors.js";
+import { type EncodedCommit, encodeCommit } from "../journal/encode.js";
+import type {
+  ClaimOptions,
+  Commit,
+  CommitResult,
+  DeadLetterFilter,
+  DeadLetterRecord,
+  DocumentRecord,
+  EventRecord,
+  InboxRecord,
+  Journal,
+  OutboxFilter,
+  OutboxRow,
+  OutboxUpdate,
+  ParkedRecord,
+  SnapshotRecord,
+} from "../journal/types.js";
+import { commitTransaction, StreamRace } from "./commit.js";
+import * as deadLetters from "./dead-letters.js";
+import * as documents from "./documents.js";
+import { isConnectionError, mapPgError } from "./errors.js";
+import * as inbox from "./inbox.js";
+import { OutboxListener } from "./listener.js";
+import { migrate } from "./migrations.js";
+import * as outbox from "./outbox.js";
+import * as sequencing from "./sequencing.js";
+import * as streams from "./streams.js";
+import { type Tables, tables } from "./tables.js";
+
+export interface PostgresJournalOptions {
+  connectionString: string;
+  /** Schema holding every table (default `public`); created by `migrate()` when absent. */
+  schema?: string;
+  /** Use this pool instead of creating one; it is not ended by `close()`. */
+  pool?: pg.Pool;
+  /** Size of the pool created when `pool` is not given (default 10). */
+  max?: number;
+}
+
+/** Appends without an expected version retry this often when another writer takes the same version. */
+const APPEND_RETRIES = 5;
+/** Reads retry this often on a dead pooled connection (several may have died at once). */
+const READ_RETRIES = 3;
+
+/**
+ * The server journal: PostgreSQL, shared by any number of processes. Appends use optimistic
+ * concurrency on (stream, version); outbox claims use row leases taken with FOR UPDATE SKIP LOCKED;
+ * commits that add outbox rows NOTIFY the schema's channel so dispatchers in other processes wake.
+ *
+ * Failure window: when the connection drops during COMMIT, `commit` rejects with
+ * `StorageUnavailableError` although the transaction may have committed. Callers retry with the
+ * same message id; the inbox then answers the retry if the first attempt landed.
+ */
+export class PostgresJournal implements Journal {
+  readonly backend = "postgres";
+  readonly tables: Tables;
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private readonly listeners = new Set<() => void>();
+  private readonly listener: OutboxListener;
+  private closed = false;
+  /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
+  lastPoolError: Error | undefined;
+
+  constructor(readonly options: PostgresJournalOptions) {
+    this.tables = tables(options.schema ?? "public");
+    this.ownsPool = options.pool === undefined;
+    this.pool =
+      options.pool ??
+      new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
+    // An idle client whose connection dies emits 'error' on the pool; unhandled, it would crash the process.
+    this.pool.on("error", (error) => {
+      this.lastPoolError = error;
+    });
+    this.listener = new OutboxListener(
+      { connectionString: options.connectionString, application_name: "oncely-listen" },
+      this.tables.channel,
+      () => this.notifyLocal(),
+    );
+  }
+
+  /** A write, or anything whose effect must not be repeated: one attempt. */
+  private async run<T>(work: (q: pg.Pool) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.pool);
+    } catch (error) {
+      throw mapPgError(error);
+    }
+  }
+
+  /**
+   * A read: when the pool handed us a connection that had died while idle (server restart,
+   * terminated backend), the pool drops it and the read is tried again on a fresh one.
+   */
+  private async read<T>(work: (q: pg.Pool) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work(this.pool);
+      } catch (error) {
+        if (attempt >= READ_RETRIES || !isConnectionError(error)) throw mapPgError(error);
+      }
+    }
+  }
+
+  migrate(): Promise<void> {
+    return this.run((pool) => migrate(pool, this.tables));
+  }
+
+  async commit(commit: Commit): Promise<CommitResult> {
+    // Encode before the transaction: a value JSON cannot hold fails the commit with nothing written.
+    const encoded = encodeCommit(commit);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { result, added } = await this.transaction((client) => commitTransaction(client, this.tables, encoded));
+        if (added > 0) this.notifyLocal();
+        return result;
+      } catch (error) {
+        if (!(error instanceof StreamRace)) throw mapPgError(error);
+        if (encoded.expectedVersion === undefined && attempt < APPEND_RETRIES) continue;
+        throw await this.conflict(encoded, error.expected);
+      }
+    }
+  }
+
+  private async conflict(encoded: EncodedCommit, expected: number): Promise<VersionConflictError> {
+    const stream = encoded.stream as string;
+    const actual = await streams.streamVersion(this.pool, this.tables, stream).catch(() => undefined);
+    return new VersionConflictError(stream, encoded.expectedVersion ?? expected, actual);
+  }
+
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      if (isConnectionError(error)) broken = error as Error;
+      else {
+        await client.query("ROLLBACK").catch((e: Error) => {
+          broken = e;
+        });
+      }
+      throw error;
+    } finally {
+      // A broken connection is destroyed instead of going back to the pool.
+      client.release(broken);
+    }
+  }
+
+  readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
+    return this.read((q) => streams.readStream(q, this.tables, stream, fromVersion, limit));
+  }
+
+  streamVersion(stream: string): Promise<number> {
+    return this.read((q) => streams.streamVersion(q, this.tables, stream));
+  }
+
+  latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
+    return this.read((q) => streams.latestSnapshot(q, this.tables, stream));
+  }
+
+  listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
+    return this.read((q) => streams.listStreams(q, this.tables, prefix, limit));
+  }
+
+  claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {
+    return this.run((q) => outbox.claimOutbox(q, this.tables, options));
+  }
+
+  async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
+    const status = await this.run((q) => outbox.updateOutbox(q, this.tables, id, owner, update, now, false));
+    if (status === "pending" || status === "resolving") this.notifyLocal();
+    return status !== undefined;
+  }
+
+  async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
+    const status = await this.run((q) =>
+      outbox.updateOutbox(q, this.tables, id, null, { ...update, releaseLease: true }, now, true),
+    );
+    if (status === undefined) return false;
+    this.notifyLocal();
+    return true;
+  }
+
+  getOutbox(id: string): Promise<OutboxRow | undefined> {
+    return this.read((q) => outbox.getOutbox(q, this.tables, id));
+  }
+
+  listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {
+    return this.read((q) => outbox.listOutbox(q, this.tables, filter));
+  }
+
+  getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {
+    return this.read((q) => inbox.getInbox(q, this.tables, consumer, messageId));
+  }
+
+  pruneInbox(before: number): Promise<number> {
+    return this.run((q) => inbox.pruneInbox(q, this.tables, before));
+  }
+
+  getCheckpoint(consumer: string, source: string): Promise<number> {
+    return this.read((q) => sequencing.getCheckpoint(q, this.tables, consumer, source));
+  }
+
+  listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
+    return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
+  }
+
+  listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {
+    return this.read((q) => deadLetters.listDeadLetters(q, this.tables, filter));
+  }
+
+  getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {
+    return this.read((q) => deadLetters.getDeadLetter(q, this.tables, id));
+  }
+
+  resolveDeadLetter(id: string, status: "replayed" | "discarded", now: number): Promise<boolean> {
+    return this.run((q) => deadLetters.resolveDeadLetter(q, this.tables, id, status, now));
+  }
+
+  getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
+    return this.read((q) => documents.getDocument(q, this.tables, collection, id));
+  }
+
+  listDocuments(collection: string, limit = Number.POSITIVE_INFINITY): Promise<DocumentRecord[]> {
+    return this.read((q) => documents.listDocuments(q, this.tables, collection, limit));
+  }
+
+  /**
+   * Called after commits that added outbox rows, here or in any process using this schema
+   * (LISTEN/NOTIFY), and after the listening connection reconnects. Wake-ups may repeat: treat
+   * each one as "look at the outbox", never as a count.
+   */
+  onOutbox(listener: () => void): () => void {
+    this.listeners.add(listener);
+    if (!this.closed) this.listener.start();
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once this journal is LISTENing for other processes' outbox commits (starts it if needed). */
+  listening(): Promise<void> {
+    this.listener.start();
+    return this.listener.listening();
+  }
+
+  private notifyLocal(): void {
+    for (const listener of this.listeners) queueMicrotask(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    if (this.closed) return;
+    this.closed = true;
+    await this.listener.stop();
+    if (this.ownsPool) await this.pool.end();
+  }
+}

@@ -1,0 +1,123 @@
+import type { ClaimOptions, OutboxFilter, OutboxRow, OutboxUpdate } from "../journal/types.js";
+import { OUTBOX_COLUMNS, outboxRow } from "./rows.js";
+import type { Queryable } from "./sql.js";
+import { sqlLimit } from "./streams.js";
+import type { Tables } from "./tables.js";
+
+/**
+ * Claim in one statement: the materialized CTE locks due rows with FOR UPDATE SKIP LOCKED (rows another
+ * claimer is taking right now are skipped, not waited for), the UPDATE sets our lease. A row whose
+ * lease another claimer set after our snapshot is re-checked against the committed row when we lock
+ * it, so it is never handed out twice. `inStreamOrder` holds a row back while an earlier row of its
+ * stream and category is unfinished (leased or not).
+ * MATERIALIZED: the locking SELECT runs exactly once, so a claim can never take more than
+ * `limit` rows (an `IN (subselect)` may be re-evaluated by some plans).
+ * Every claim rescans the due rows instead of reading past a position, so a row whose transaction
+ * commits after rows with a higher seq is never skipped, only claimed a little later.
+ */
+/** The outbox columns qualified by the UPDATE's alias (`due` also has an `id`). */
+const CLAIMED_COLUMNS = OUTBOX_COLUMNS.split(", ")
+  .map((column) => `o.${column}`)
+  .join(", ");
+
+export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Promise<OutboxRow[]> {
+  const result = await q.query(
+    `WITH due AS MATERIALIZED (
+       SELECT c.id FROM ${t.outbox} c
+       WHERE c.status = ANY($4::text[])
+         AND ($5::text[] IS NULL OR c.category = ANY($5::text[]))
+         AND c.not_before <= $3
+         AND (c.lease_until IS NULL OR c.lease_until <= $3)
+         AND (NOT $6::boolean OR NOT EXISTS (
+           SELECT 1 FROM ${t.outbox} e
+           WHERE e.stream = c.stream AND e.category = c.category AND e.seq < c.seq
+             AND e.status NOT IN ('done', 'dead')))
+       ORDER BY c.seq
+       LIMIT $7
+       FOR UPDATE SKIP LOCKED)
+     UPDATE ${t.outbox} o SET lease_owner = $1, lease_until = $2, updated_at = $3
+     FROM due WHERE o.id = due.id
+     RETURNING ${CLAIMED_COLUMNS}`,
+    [
+      o.owner,
+      o.now + o.leaseMs,
+      o.now,
+      o.statuses ?? ["pending"],
+      o.categories ?? null,
+      o.inStreamOrder === true,
+      sqlLimit(o.limit),
+    ],
+  );
+  return result.rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * Apply an update to a row that is not done; with `owner`, only while that owner holds the lease.
+ * When the row goes back to pending/resolving (or `notifyAlways`), other processes are woken by a
+ * NOTIFY sent at the statement's commit. Returns the new status, or undefined when nothing matched.
+ */
+export async function updateOutbox(
+  q: Queryable,
+  t: Tables,
+  id: string,
+  owner: string | null,
+  u: OutboxUpdate,
+  now: number,
+  notifyAlways: boolean,
+): Promise<string | undefined> {
+  const result = await q.query(
+    `WITH changed AS (
+       UPDATE ${t.outbox} SET
+         status = coalesce($3::text, status),
+         attempts = coalesce($4::integer, attempts),
+         not_before = coalesce($5::bigint, not_before),
+         last_error = CASE WHEN $6::boolean THEN $7::text ELSE last_error END,
+         outcome = CASE WHEN $8::boolean THEN $9::text ELSE outcome END,
+         result = CASE WHEN $10::boolean THEN $11::jsonb ELSE result END,
+         lease_owner = CASE WHEN $12::boolean THEN NULL ELSE lease_owner END,
+         lease_until = CASE WHEN $12::boolean THEN NULL ELSE lease_until END,
+         updated_at = $13
+       WHERE id = $1 AND ($2::text IS NULL OR lease_owner = $2::text) AND status <> 'done'
+       RETURNING status)
+     SELECT status,
+       CASE WHEN $15::boolean OR status IN ('pending', 'resolving') THEN pg_notify($14, '') END AS notified
+     FROM changed`,
+    [
+      id,
+      owner,
+      u.status ?? null,
+      u.attempts ?? null,
+      u.notBefore ?? null,
+      u.lastError !== undefined,
+      u.lastError ?? null,
+      u.outcome !== undefined,
+      u.outcome ?? null,
+      u.result !== undefined,
+      u.result !== undefined ? JSON.stringify(u.result) : null,
+      u.releaseLease ?? true,
+      now,
+      t.channel,
+      notifyAlways,
+    ],
+  );
+  return result.rows[0]?.status;
+}
+
+export async function getOutbox(q: Queryable, t: Tables, id: string): Promise<OutboxRow | undefined> {
+  const result = await q.query(`SELECT ${OUTBOX_COLUMNS} FROM ${t.outbox} WHERE id = $1`, [id]);
+  return result.rows[0] ? outboxRow(result.rows[0]) : undefined;
+}
+
+export async function listOutbox(q: Queryable, t: Tables, f: OutboxFilter): Promise<OutboxRow[]> {
+  const statuses = f.status === undefined ? null : Array.isArray(f.status) ? f.status : [f.status];
+  const result = await q.query(
+    `SELECT ${OUTBOX_COLUMNS} FROM ${t.outbox}
+     WHERE ($1::text[] IS NULL OR status = ANY($1::text[]))
+       AND ($2::text IS NULL OR category = $2::text)
+       AND ($3::text IS NULL OR kind = $3::text)
+       AND ($4::text IS NULL OR stream = $4::text)
+     ORDER BY seq LIMIT $5`,
+    [statuses, f.category ?? null, f.kind ?? null, f.stream ?? null, sqlLimit(f.limit)],
+  );
+  return result.rows.map(outboxRow);
+}

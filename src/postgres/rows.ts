@@ -1,0 +1,106 @@
+import type {
+  DeadLetterRecord,
+  DocumentRecord,
+  EventRecord,
+  InboxRecord,
+  OutboxRow,
+  ParkedRecord,
+  SnapshotRecord,
+} from "../journal/types.js";
+
+/**
+ * Column lists and decoders. JSON columns are selected as text and parsed here, and bigint
+ * (epoch ms) columns converted with Number, so results do not depend on a pool's type parsers.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: rows come untyped from the driver
+type Row = any;
+
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export const EVENT_COLUMNS =
+  "stream, version, event_id, type, data::text AS data, causation_id, correlation_id, recorded_at, schema_version";
+export const eventRecord = (r: Row): EventRecord => ({
+  eventId: r.event_id,
+  stream: r.stream,
+  version: num(r.version),
+  type: r.type,
+  data: JSON.parse(r.data),
+  causationId: r.causation_id,
+  correlationId: r.correlation_id,
+  recordedAt: num(r.recorded_at),
+  schemaVersion: num(r.schema_version),
+});
+
+export const SNAPSHOT_COLUMNS = "stream, version, schema_version, state::text AS state, taken_at";
+export const snapshotRecord = (r: Row): SnapshotRecord => ({
+  stream: r.stream,
+  version: num(r.version),
+  schemaVersion: num(r.schema_version),
+  state: JSON.parse(r.state),
+  takenAt: num(r.taken_at),
+});
+
+/** Unqualified on purpose: usable as `RETURNING` of an UPDATE on the outbox. */
+export const OUTBOX_COLUMNS =
+  "id, seq, category, kind, stream, payload::text AS payload, status, attempts, not_before, lease_owner, lease_until, last_error, outcome, result::text AS result, created_at, updated_at";
+export const outboxRow = (r: Row): OutboxRow => ({
+  id: r.id,
+  category: r.category,
+  kind: r.kind,
+  stream: r.stream,
+  payload: JSON.parse(r.payload),
+  notBefore: num(r.not_before),
+  status: r.status,
+  attempts: num(r.attempts),
+  leaseOwner: r.lease_owner,
+  leaseUntil: numOrNull(r.lease_until),
+  lastError: r.last_error,
+  outcome: r.outcome,
+  result: JSON.parse(r.result),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+  seq: num(r.seq),
+});
+
+export const INBOX_COLUMNS = "consumer, message_id, reply::text AS reply, recorded_at";
+export const inboxRecord = (r: Row): InboxRecord => ({
+  consumer: r.consumer,
+  messageId: r.message_id,
+  reply: JSON.parse(r.reply),
+  recordedAt: num(r.recorded_at),
+});
+
+export const PARKED_COLUMNS = "consumer, source, version, message::text AS message, parked_at";
+export const parkedRecord = (r: Row): ParkedRecord => ({
+  consumer: r.consumer,
+  source: r.source,
+  version: num(r.version),
+  message: JSON.parse(r.message),
+  parkedAt: num(r.parked_at),
+});
+
+export const DEAD_LETTER_COLUMNS =
+  "id, consumer, message_id, payload::text AS payload, error, stack, attempts, first_failed_at, last_failed_at, status, resolved_at";
+export const deadLetterRecord = (r: Row): DeadLetterRecord => ({
+  id: r.id,
+  consumer: r.consumer,
+  messageId: r.message_id,
+  payload: JSON.parse(r.payload),
+  error: r.error,
+  stack: r.stack,
+  attempts: num(r.attempts),
+  firstFailedAt: num(r.first_failed_at),
+  lastFailedAt: num(r.last_failed_at),
+  status: r.status,
+  resolvedAt: numOrNull(r.resolved_at),
+});
+
+export const DOCUMENT_COLUMNS = "collection, id, doc::text AS doc, updated_at";
+export const documentRecord = (r: Row): DocumentRecord => ({
+  collection: r.collection,
+  id: r.id,
+  doc: JSON.parse(r.doc),
+  updatedAt: num(r.updated_at),
+});

@@ -1,0 +1,50 @@
+import type { EventRecord, SnapshotRecord } from "../journal/types.js";
+import { EVENT_COLUMNS, eventRecord, SNAPSHOT_COLUMNS, snapshotRecord } from "./rows.js";
+import type { Queryable } from "./sql.js";
+import type { Tables } from "./tables.js";
+
+/** LIMIT NULL is "no limit" in PostgreSQL. */
+export const sqlLimit = (limit: number | undefined): number | null =>
+  limit === undefined || !Number.isFinite(limit) ? null : Math.max(0, Math.floor(limit));
+
+export async function readStream(
+  q: Queryable,
+  t: Tables,
+  stream: string,
+  fromVersion: number,
+  limit: number,
+): Promise<EventRecord[]> {
+  const from = Math.floor(fromVersion);
+  const max = sqlLimit(limit);
+  // Versions have no holes, so a page is exactly [from, from + limit). The upper bound keeps the
+  // plan a short index range even before the planner's statistics know the stream is large
+  // (otherwise it may fetch and sort the whole tail for every page).
+  const result = await q.query(
+    `SELECT ${EVENT_COLUMNS} FROM ${t.events}
+     WHERE stream = $1 AND version >= $2 AND ($3::bigint IS NULL OR version < $2::bigint + $3::bigint)
+     ORDER BY version LIMIT $3`,
+    [stream, from, max],
+  );
+  return result.rows.map(eventRecord);
+}
+
+export async function streamVersion(q: Queryable, t: Tables, stream: string): Promise<number> {
+  const result = await q.query(`SELECT coalesce(max(version), 0) AS v FROM ${t.events} WHERE stream = $1`, [stream]);
+  return Number(result.rows[0].v);
+}
+
+export async function latestSnapshot(q: Queryable, t: Tables, stream: string): Promise<SnapshotRecord | undefined> {
+  const result = await q.query(`SELECT ${SNAPSHOT_COLUMNS} FROM ${t.snapshots} WHERE stream = $1`, [stream]);
+  return result.rows[0] ? snapshotRecord(result.rows[0]) : undefined;
+}
+
+export async function listStreams(q: Queryable, t: Tables, prefix: string, limit: number): Promise<string[]> {
+  // `stream >= prefix` starts the (stream, version) index scan at the prefix; starts_with checks it
+  // exactly (LIKE would treat % and _ as wildcards). The column's "C" collation makes both bytewise.
+  const result = await q.query(
+    `SELECT DISTINCT stream FROM ${t.events} WHERE stream >= $1 AND starts_with(stream, $1)
+     ORDER BY stream LIMIT $2`,
+    [prefix, sqlLimit(limit)],
+  );
+  return result.rows.map((r: { stream: string }) => r.stream);
+}

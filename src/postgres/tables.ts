@@ -1,0 +1,43 @@
+import { createHash } from "node:crypto";
+
+/** Fully qualified table names for one schema, so no statement depends on a connection's search_path. */
+export interface Tables {
+  schema: string;
+  /** The quoted schema identifier. */
+  qschema: string;
+  migrations: string;
+  events: string;
+  snapshots: string;
+  outbox: string;
+  inbox: string;
+  checkpoints: string;
+  parked: string;
+  deadLetters: string;
+  documents: string;
+  /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
+  channel: string;
+}
+
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+export function tables(schema: string): Tables {
+  const q = quoteIdent(schema);
+  const channel = `oncely_outbox_${schema}`;
+  return {
+    schema,
+    qschema: q,
+    migrations: `${q}.oncely_schema_migrations`,
+    events: `${q}.events`,
+    snapshots: `${q}.snapshots`,
+    outbox: `${q}.outbox`,
+    inbox: `${q}.inbox`,
+    checkpoints: `${q}.checkpoints`,
+    parked: `${q}.parked`,
+    deadLetters: `${q}.dead_letters`,
+    documents: `${q}.documents`,
+    channel:
+      Buffer.byteLength(channel) <= 63
+        ? channel
+        : `oncely_outbox_${createHash("sha1").update(schema).digest("hex").slice(0, 40)}`,
+  };
+}

@@ -1,0 +1,21 @@
+import { StorageUnavailableError } from "../core/errors.js";
+
+/**
+ * SQLITE_BUSY / SQLITE_LOCKED after the busy timeout and I/O errors can succeed later: they become
+ * `StorageUnavailableError`. Everything else (a typed oncely error, a TypeError from JSON encoding,
+ * use after `close()`, a programming error) passes through unchanged.
+ */
+export function mapSqliteError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL)/.test(code)) {
+    return new StorageUnavailableError(`SQLite unavailable: ${(error as Error).message}`, { cause: error });
+  }
+  return error;
+}
+
+export function isUniqueViolation(error: unknown, table: string, column: string): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return (
+    e?.code === "SQLITE_CONSTRAINT_UNIQUE" && typeof e.message === "string" && e.message.includes(`${table}.${column}`)
+  );
+}

@@ -1,0 +1,14 @@
+import { SqliteJournal, type SqliteJournalOptions } from "./journal.js";
+
+export { SqliteJournal, type SqliteJournalOptions } from "./journal.js";
+
+/**
+ * Open (or create) a SQLite journal file. Call `migrate()` before use.
+ *
+ * @example
+ * const journal = sqliteJournal({ path: "./data/oncely.db" });
+ * await journal.migrate();
+ */
+export function sqliteJournal(options: SqliteJournalOptions): SqliteJournal {
+  return new SqliteJournal(options);
+}

@@ -1,0 +1,122 @@
+import type { Sql } from "./sql.js";
+
+/**
+ * Versioned schema. Each migration runs once, inside its own `BEGIN IMMEDIATE` transaction
+ * that also re-reads the applied versions, so several processes migrating one file at once
+ * serialize on SQLite's write lock and each version is applied exactly once.
+ * Append new versions; never edit an applied one.
+ */
+export const migrations: { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE events (
+        global_position INTEGER PRIMARY KEY AUTOINCREMENT,
+        stream TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        event_id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        causation_id TEXT,
+        correlation_id TEXT,
+        recorded_at INTEGER NOT NULL,
+        schema_version INTEGER NOT NULL,
+        UNIQUE (stream, version)
+      );
+      CREATE TABLE snapshots (
+        stream TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        schema_version INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        taken_at INTEGER NOT NULL
+      );
+      CREATE TABLE outbox (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL UNIQUE,
+        category TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        not_before INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        last_error TEXT,
+        outcome TEXT,
+        result TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX outbox_claim ON outbox (status, not_before);
+      CREATE INDEX outbox_stream_order ON outbox (stream, category, seq);
+      CREATE TABLE inbox (
+        consumer TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        reply TEXT NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        PRIMARY KEY (consumer, message_id)
+      );
+      CREATE INDEX inbox_recorded_at ON inbox (recorded_at);
+      CREATE TABLE checkpoints (
+        consumer TEXT NOT NULL,
+        source TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (consumer, source)
+      );
+      CREATE TABLE parked (
+        consumer TEXT NOT NULL,
+        source TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        message TEXT NOT NULL,
+        parked_at INTEGER NOT NULL,
+        PRIMARY KEY (consumer, source, version)
+      );
+      CREATE TABLE dead_letters (
+        id TEXT PRIMARY KEY,
+        consumer TEXT NOT NULL,
+        message_id TEXT,
+        payload TEXT NOT NULL,
+        error TEXT NOT NULL,
+        stack TEXT,
+        attempts INTEGER NOT NULL,
+        first_failed_at INTEGER NOT NULL,
+        last_failed_at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        resolved_at INTEGER
+      );
+      CREATE INDEX dead_letters_list ON dead_letters (consumer, status, first_failed_at);
+      CREATE TABLE documents (
+        collection TEXT NOT NULL,
+        id TEXT NOT NULL,
+        doc TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (collection, id)
+      );
+    `,
+  },
+];
+
+export function migrate(sql: Sql): void {
+  // The bookkeeping table itself is the one object created with IF NOT EXISTS: it must exist
+  // before anyone can ask which versions are applied.
+  sql.db.exec(
+    "CREATE TABLE IF NOT EXISTS oncely_schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  );
+  for (const migration of migrations) {
+    sql.db
+      .transaction(() => {
+        const applied = sql.db
+          .prepare("SELECT 1 FROM oncely_schema_migrations WHERE version = ?")
+          .get(migration.version);
+        if (applied) return;
+        sql.db.exec(migration.sql);
+        // applied_at is audit only; it never takes part in a decision, so the wall clock is fine here.
+        sql.db
+          .prepare("INSERT INTO oncely_schema_migrations (version, applied_at) VALUES (?, ?)")
+          .run(migration.version, Date.now());
+      })
+      .immediate();
+  }
+}

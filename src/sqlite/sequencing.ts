@@ -1,0 +1,20 @@
+import type { ParkedRecord } from "../journal/types.js";
+import { parkedRecord } from "./rows.js";
+import type { Sql } from "./sql.js";
+
+export function getCheckpoint(sql: Sql, consumer: string, source: string): number {
+  const row = sql.stmt("SELECT version FROM checkpoints WHERE consumer = ? AND source = ?").get(consumer, source) as
+    | { version: number }
+    | undefined;
+  return row?.version ?? 0;
+}
+
+export function listParked(sql: Sql, consumer: string, source: string | undefined): ParkedRecord[] {
+  return sql
+    .stmt(
+      `SELECT * FROM parked WHERE consumer = @consumer AND (@source IS NULL OR source = @source)
+       ORDER BY source, version`,
+    )
+    .all({ consumer, source: source ?? null })
+    .map(parkedRecord);
+}
