@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Clock } from "../../../../src/core/clock.js";
@@ -87,6 +88,9 @@ export function createProviderApp<F extends BaseFaults>(options: {
   ledger: () => unknown;
 }): ProviderApp {
   const controller = new AbortController();
+  // Every slow answer, webhook delivery and backoff sleep listens on this one signal; more than 10 at
+  // once is normal under load, so Node's leak warning (default limit 10) would be a false alarm.
+  setMaxListeners(0, controller.signal);
   // No request logging: these are test doubles; the ledger is their record.
   const app = Fastify({ logger: false, forceCloseConnections: true });
 

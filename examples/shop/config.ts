@@ -1,0 +1,70 @@
+import { z } from "zod";
+
+/**
+ * The shop's configuration, from environment variables only (twelve-factor). Every value is
+ * validated, and a bad one is reported by its variable name, so a typo never silently becomes a
+ * default. An empty variable counts as unset.
+ */
+
+const url = (example: string) => z.url(`must be a URL such as ${example}`);
+const DATABASE_URL = z
+  .string()
+  .refine(
+    (v) => /^(postgres|postgresql):\/\//.test(v) || /^(sqlite|file):.+/.test(v) || v === "memory:",
+    "must be a postgres:// URL (optionally ?schema=name), sqlite:PATH, memory:, or unset for ./data/oncely.db",
+  );
+
+export const shopEnvSchema = z.strictObject({
+  PORT: z.coerce.number<string>().int("must be an integer").min(0).max(65535, "must be 0-65535").default(3000),
+  /** Loopback by default: the shop is reachable from outside only when asked for. */
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: DATABASE_URL.optional(),
+  PAYMENT_URL: url("http://127.0.0.1:4001").optional(),
+  EMAIL_URL: url("http://127.0.0.1:4002").optional(),
+  WAREHOUSE_URL: url("http://127.0.0.1:4003").optional(),
+  /** The base URL the warehouse calls back (`{SHOP_URL}/webhooks/warehouse`); default the listening URL. */
+  SHOP_URL: url("http://127.0.0.1:3000").optional(),
+  /** false for a payment provider that charges again on every request: ambiguous charges are then only looked up. */
+  PAYMENT_PROVIDER_DEDUPS: z
+    .enum(["true", "false", "1", "0"], { message: "must be true, false, 1 or 0" })
+    .transform((v) => v === "true" || v === "1")
+    .default(true),
+  /** Per call of a provider; the lease, backoffs and lookup pacing are derived from it. */
+  EFFECT_TIMEOUT_MS: z.coerce.number<string>().int("must be an integer").min(50).max(600_000).default(5000),
+  /** Lease owner id of this process's dispatcher (unique per process). */
+  DISPATCHER_OWNER: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("warn"),
+});
+
+export type ShopEnv = z.infer<typeof shopEnvSchema>;
+
+/** Configuration problems, each naming the environment variable. */
+export class ShopConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid shop configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ShopConfigError";
+  }
+}
+
+/** Reads the variables this schema knows from `env` (others are ignored), validates, names bad ones. */
+export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
+  const raw: Record<string, string> = {};
+  for (const name of Object.keys(shopEnvSchema.shape)) {
+    const value = env[name];
+    if (value !== undefined && value !== "") raw[name] = value;
+  }
+  const parsed = shopEnvSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ShopConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? "environment");
+        const shown = raw[name] === undefined ? "" : ` (got "${redact(raw[name])}")`;
+        return `${name}: ${issue.message}${shown}`;
+      }),
+    );
+  }
+  return parsed.data;
+}
+
+/** Never echo a password back into an error message. */
+const redact = (value: string) => value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");

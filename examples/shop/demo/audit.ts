@@ -1,0 +1,281 @@
+import { EFFECT_FACTS, type EffectFact, effectKey } from "../ordering/effects.js";
+import { EVENT_STAGE, type Via } from "../ordering/events.js";
+import type { SentEmail } from "../providers/email/server.js";
+import type { Charge, Decline } from "../providers/payment/server.js";
+import type { Picklist, Shipment, WebhookAttempt } from "../providers/warehouse/server.js";
+import type { OrderView } from "../service/order-view.js";
+
+/**
+ * The audit: a pure function from what the providers say they did (their own ledgers, read over
+ * `GET /ledger`) and what the shop says happened (its order views), to a report and the list of
+ * invariants that failed. The providers' ledgers are the ground truth: a charge in the payment
+ * ledger is money taken, whatever the shop believes.
+ */
+
+export interface Ledgers {
+  payment: { charges: Charge[]; declines: Decline[] };
+  email: { emails: SentEmail[] };
+  warehouse: { picklists: Picklist[]; shipments: Shipment[]; webhooks: WebhookAttempt[] };
+}
+
+export interface OperatorSettlement {
+  key: string;
+  outcome: "succeeded" | "failed";
+  /** What the operator read in the provider's ledger. */
+  evidence: string;
+}
+
+export interface AuditInput {
+  /** Orders the client got a 201/200 for. */
+  placed: { key: string; orderId: string }[];
+  /** The shop's view of each placed order; null when the shop answered 404. */
+  views: Record<string, OrderView | null>;
+  ledgers: Ledgers;
+  operator: OperatorSettlement[];
+  client: {
+    requests: number;
+    retried: number;
+    replays: number;
+    replayedAnswers: number;
+    /** Replays (same key, same body) that did not get the same order back with Idempotent-Replayed. */
+    replayMismatches: string[];
+  };
+  worker: {
+    incarnations: number;
+    killedByParent: number;
+    killedAtFaultPoint: number;
+    /** Summed over incarnations from polled counters: a lower bound (a killed worker's last counts are lost). */
+    inboxDuplicatesAtLeast: number;
+    sameKeyRetriesAtLeast: number;
+  };
+}
+
+export interface Check {
+  name: string;
+  description: string;
+  ok: boolean;
+  violations: string[];
+}
+
+export interface UnknownOutcome {
+  key: string;
+  fact: EffectFact;
+  /** How it ended: run (a retry with the same key), lookup, operator; or unresolved. */
+  settledVia: Via | "unresolved";
+  outcome: "Completed" | "Failed" | "Unknown";
+}
+
+export interface AuditReport {
+  orders: { placed: number; byStatus: Record<string, number> };
+  charges: { total: number; declines: number; perOrder: Record<string, number> };
+  emails: { total: number; keys: number; maxPerKey: number };
+  picklists: { total: number; orders: number; maxPerOrder: number };
+  shipments: { total: number; maxPerOrder: number };
+  duplicates: {
+    webhookDeliveriesBeyondFirst: number;
+    webhookDuplicatesRecordedTwice: number;
+    clientReplaysAnswered: number;
+    clientRetries: number;
+    inboxDuplicatesAtLeast: number;
+    sameKeyRetriesAtLeast: number;
+  };
+  unknown: { total: number; byVia: Record<string, number>; items: UnknownOutcome[] };
+  operator: OperatorSettlement[];
+  worker: AuditInput["worker"];
+  checks: Check[];
+  /** Names of the failed checks; empty when the audit is clean. */
+  violated: string[];
+}
+
+const countBy = <T>(items: readonly T[], key: (item: T) => string): Map<string, number> => {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+};
+const max = (counts: Map<string, number>) => Math.max(0, ...counts.values());
+const PAID = new Set(["paid", "shipped", "completed"]);
+const TERMINAL = new Set(["completed", "payment_failed"]);
+
+export function audit(input: AuditInput): AuditReport {
+  const { ledgers, views } = input;
+  const orders = input.placed.map((p) => ({ ...p, view: views[p.orderId] ?? null }));
+  const known = new Set(orders.map((o) => o.orderId));
+  const chargesByOrder = countBy(ledgers.payment.charges, (c) => c.orderId);
+  const emailsByKey = countBy(ledgers.email.emails, (e) => e.idempotencyKey);
+  const picklistsByOrder = countBy(ledgers.warehouse.picklists, (p) => p.orderId);
+  const shipmentsByOrder = countBy(ledgers.warehouse.shipments, (s) => s.orderId);
+  const paidOrder = (view: OrderView | null) =>
+    view !== null && (PAID.has(view.status) || view.payment.status === "Completed");
+
+  const checks: Check[] = [];
+  const check = (name: string, description: string, violations: string[]) =>
+    checks.push({ name, description, ok: violations.length === 0, violations });
+
+  check(
+    "no-order-lost",
+    "every order the client got a 201/200 for exists in the shop",
+    orders.filter((o) => o.view === null).map((o) => `order ${o.orderId} (key ${o.key}) is missing`),
+  );
+  check(
+    "replay-returns-same-order",
+    "posting an order again with the same key and body returned the same order, marked as replayed",
+    input.client.replayMismatches,
+  );
+  check(
+    "every-order-terminal",
+    "every order ended completed or payment_failed (attention is not terminal)",
+    orders
+      .filter((o) => o.view !== null && !TERMINAL.has(o.view.status))
+      .map(
+        (o) =>
+          `order ${o.orderId} is ${o.view?.status}${o.view?.attention.length ? `: ${o.view.attention.join("; ")}` : ""}`,
+      ),
+  );
+  check(
+    "one-charge-per-paid-order",
+    "exactly 1 charge in the payment ledger for each paid/shipped/completed order",
+    orders
+      .filter((o) => paidOrder(o.view))
+      .filter((o) => (chargesByOrder.get(o.orderId) ?? 0) !== 1)
+      .map((o) => `order ${o.orderId} was charged ${chargesByOrder.get(o.orderId) ?? 0} times`),
+  );
+  check(
+    "no-charge-for-failed-payment",
+    "0 charges for each payment_failed order",
+    orders
+      .filter((o) => o.view?.payment.status === "Failed")
+      .filter((o) => (chargesByOrder.get(o.orderId) ?? 0) !== 0)
+      .map((o) => `order ${o.orderId} failed its payment but was charged ${chargesByOrder.get(o.orderId)} times`),
+  );
+  check(
+    "charge-matches-recorded-payment",
+    "every charge belongs to a placed order and its paymentId is the one the order recorded",
+    ledgers.payment.charges.flatMap((charge) => {
+      if (!known.has(charge.orderId)) return [`charge ${charge.paymentId} for unknown order ${charge.orderId}`];
+      const recorded = views[charge.orderId]?.payment.paymentId;
+      return recorded === charge.paymentId
+        ? []
+        : [`charge ${charge.paymentId} of order ${charge.orderId}: the order recorded ${recorded ?? "no payment"}`];
+    }),
+  );
+  check(
+    "at-most-one-email-per-key",
+    "the mail provider sent at most 1 email per idempotency key",
+    [...emailsByKey].filter(([, n]) => n > 1).map(([key, n]) => `${n} emails under key ${key}`),
+  );
+  const emailCount = (orderId: string, fact: EffectFact) => emailsByKey.get(effectKey(orderId, fact)) ?? 0;
+  check(
+    "one-confirmation-per-paid-order",
+    "exactly 1 confirmation email per paid order, none for a failed payment",
+    orders.flatMap((o) => {
+      const expected = paidOrder(o.view) ? 1 : 0;
+      const got = emailCount(o.orderId, "confirmationEmail");
+      return o.view === null || got === expected
+        ? []
+        : [`order ${o.orderId}: ${got} confirmation emails, expected ${expected}`];
+    }),
+  );
+  check(
+    "one-shipping-email-per-completed-order",
+    "exactly 1 shipping email per completed order, none for a failed payment",
+    orders.flatMap((o) => {
+      if (o.view === null) return [];
+      const got = emailCount(o.orderId, "shippingEmail");
+      if (o.view.status === "completed" && got !== 1) return [`order ${o.orderId}: ${got} shipping emails, expected 1`];
+      if (o.view.status === "payment_failed" && got !== 0)
+        return [`order ${o.orderId}: ${got} shipping emails for a failed payment`];
+      return got > 1 ? [`order ${o.orderId}: ${got} shipping emails`] : [];
+    }),
+  );
+  check(
+    "one-picklist-per-paid-order",
+    "exactly 1 picklist per paid order, none for a failed payment",
+    orders.flatMap((o) => {
+      if (o.view === null) return [];
+      const expected = paidOrder(o.view) ? 1 : 0;
+      const got = picklistsByOrder.get(o.orderId) ?? 0;
+      return got === expected ? [] : [`order ${o.orderId}: ${got} picklists, expected ${expected}`];
+    }),
+  );
+  check(
+    "at-most-one-shipment-per-order",
+    "the warehouse shipped each order at most once, and the shop recorded that shipment",
+    [
+      ...[...shipmentsByOrder].filter(([, n]) => n > 1).map(([id, n]) => `order ${id} shipped ${n} times`),
+      ...ledgers.warehouse.shipments.flatMap((s) => {
+        const view = views[s.orderId];
+        if (view?.status !== "completed") return [];
+        return view.shipping.shipmentId === s.shipmentId
+          ? []
+          : [`order ${s.orderId}: shipped as ${s.shipmentId}, the shop recorded ${view.shipping.shipmentId ?? "none"}`];
+      }),
+    ],
+  );
+
+  const unknownItems = unknownOutcomes(orders.map((o) => o.view).filter((v): v is OrderView => v !== null));
+  const webhookDelivered = ledgers.warehouse.webhooks.filter((w) => w.outcome === "delivered");
+  const recordedShipments = orders.reduce(
+    (n, o) => n + (o.view?.history.filter((h) => h.type === "OrderShipped").length ?? 0),
+    0,
+  );
+  const byStatus: Record<string, number> = {};
+  for (const o of orders) {
+    const status = o.view?.status ?? "missing";
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+  }
+  const perOrder: Record<string, number> = {};
+  for (const o of orders) {
+    const n = String(chargesByOrder.get(o.orderId) ?? 0);
+    perOrder[n] = (perOrder[n] ?? 0) + 1;
+  }
+  return {
+    orders: { placed: orders.length, byStatus },
+    charges: { total: ledgers.payment.charges.length, declines: ledgers.payment.declines.length, perOrder },
+    emails: { total: ledgers.email.emails.length, keys: emailsByKey.size, maxPerKey: max(emailsByKey) },
+    picklists: {
+      total: ledgers.warehouse.picklists.length,
+      orders: picklistsByOrder.size,
+      maxPerOrder: max(picklistsByOrder),
+    },
+    shipments: { total: ledgers.warehouse.shipments.length, maxPerOrder: max(shipmentsByOrder) },
+    duplicates: {
+      webhookDeliveriesBeyondFirst: webhookDelivered.length - new Set(webhookDelivered.map((w) => w.eventId)).size,
+      webhookDuplicatesRecordedTwice: Math.max(0, recordedShipments - ledgers.warehouse.shipments.length),
+      clientReplaysAnswered: input.client.replayedAnswers,
+      clientRetries: input.client.retried,
+      inboxDuplicatesAtLeast: input.worker.inboxDuplicatesAtLeast,
+      sameKeyRetriesAtLeast: input.worker.sameKeyRetriesAtLeast,
+    },
+    unknown: {
+      total: unknownItems.length,
+      byVia: Object.fromEntries(countBy(unknownItems, (u) => u.settledVia)),
+      items: unknownItems,
+    },
+    operator: input.operator,
+    worker: input.worker,
+    checks,
+    violated: checks.filter((c) => !c.ok).map((c) => c.name),
+  };
+}
+
+/** Effects that went Unknown at least once, from the order histories, and how each was settled. */
+export function unknownOutcomes(views: OrderView[]): UnknownOutcome[] {
+  const out: UnknownOutcome[] = [];
+  for (const view of views) {
+    for (const fact of EFFECT_FACTS) {
+      const stages = view.history.flatMap((h) => {
+        const staged = EVENT_STAGE.get(h.type);
+        return staged?.fact === fact ? [{ stage: staged.stage, data: h.data as { via?: Via } }] : [];
+      });
+      if (!stages.some((s) => s.stage === "unknown" || s.stage === "reconcile")) continue;
+      const final = stages.find((s) => s.stage === "completed" || s.stage === "failed");
+      out.push({
+        key: effectKey(view.orderId, fact),
+        fact,
+        settledVia: final?.data.via ?? "unresolved",
+        outcome: final ? (final.stage === "completed" ? "Completed" : "Failed") : "Unknown",
+      });
+    }
+  }
+  return out;
+}

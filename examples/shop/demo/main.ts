@@ -1,0 +1,92 @@
+import cliProgress from "cli-progress";
+import { Command, InvalidArgumentError } from "commander";
+import { FAULT_LEVELS, type FaultLevel } from "./faults.js";
+import { auditClean, formatResult } from "./print.js";
+import { type DemoProgress, runDemo } from "./run-demo.js";
+
+/**
+ * `npm start`: the demonstration. Places orders through the shop's HTTP API while its worker is
+ * killed and its providers misbehave, then audits what the providers really did.
+ * Exit code 0 when every invariant holds, 1 when one fails, 2 for bad flags.
+ */
+const integer = (name: string, min: number, max: number) => (value: string) => {
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+};
+
+const program = new Command()
+  .name("npm start --")
+  .description("oncely shop demo: orders under crashes and provider faults, audited from the providers' ledgers")
+  .option("--orders <n>", "orders to place", integer("--orders", 1, 100_000), 200)
+  .option("--seed <s>", "seed of every random choice (same seed, same faults)", integer("--seed", 0, 2 ** 31 - 1), 1)
+  .option(
+    "--faults <level>",
+    `fault level: ${FAULT_LEVELS.join("|")}`,
+    (value: string) => {
+      if (!(FAULT_LEVELS as readonly string[]).includes(value)) {
+        throw new InvalidArgumentError(`--faults must be one of ${FAULT_LEVELS.join(", ")}, got "${value}"`);
+      }
+      return value as FaultLevel;
+    },
+    "heavy" as FaultLevel,
+  )
+  .option("--db <url>", "PostgreSQL URL (postgres://…); default: embedded SQLite data/demo.db", (value: string) => {
+    if (!/^postgres(ql)?:\/\/.+/.test(value)) {
+      throw new InvalidArgumentError(`--db must be a postgres:// URL, got "${value}"`);
+    }
+    return value;
+  })
+  .option("--payment-no-idempotency", "the payment provider charges on every request: ambiguous charges are looked up")
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  });
+program.parse();
+const opts = program.opts<{
+  orders: number;
+  seed: number;
+  faults: FaultLevel;
+  db?: string;
+  paymentNoIdempotency?: boolean;
+}>();
+
+const tty = process.stdout.isTTY === true;
+const bar = tty
+  ? new cliProgress.SingleBar(
+      {
+        format:
+          " {bar} {value}/{total} orders ended | {phase} | placed {placed} | kills {kills} | attention {attention}",
+        hideCursor: true,
+      },
+      cliProgress.Presets.shades_classic,
+    )
+  : undefined;
+let lastLine = "";
+let lastAt = 0;
+const onProgress = (p: DemoProgress) => {
+  if (bar) {
+    if (p.phase === "starting") bar.start(p.total, 0, { ...p });
+    else bar.update(p.terminal, { ...p });
+    if (p.phase === "done") bar.stop();
+    return;
+  }
+  // Not a terminal: a plain line when something changed, at most every 2 s (and always the last).
+  const line = `${p.phase}: ${p.terminal}/${p.total} ended, ${p.placed} placed, ${p.kills} kills, ${p.attention} attention`;
+  if (line !== lastLine && (Date.now() - lastAt > 2000 || p.phase === "done" || p.phase === "auditing")) {
+    process.stdout.write(`${line}\n`);
+    lastLine = line;
+    lastAt = Date.now();
+  }
+};
+
+try {
+  const result = await runDemo({ ...opts, onProgress });
+  bar?.stop();
+  process.stdout.write(`${formatResult(result, opts)}\n`);
+  process.exit(auditClean(result.report) ? 0 : 1);
+} catch (error) {
+  bar?.stop();
+  process.stderr.write(`demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+}

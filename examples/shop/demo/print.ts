@@ -1,0 +1,80 @@
+import type { AuditReport } from "./audit.js";
+import type { DemoResult } from "./run-demo.js";
+
+/** The audit as text a newcomer reads top to bottom: what happened, what was checked, pass or fail. */
+export function formatResult(result: DemoResult, options: { orders: number; seed: number; faults: string }): string {
+  const r = result.report;
+  const lines: string[] = [];
+  const add = (text = "") => lines.push(text);
+  const seconds = (result.durationMs / 1000).toFixed(1);
+  add();
+  add(
+    `oncely shop demo — ${options.orders} orders, faults ${options.faults}, seed ${options.seed}, journal ${result.backend}, ${seconds} s`,
+  );
+  add("Audit from the providers' own ledgers (GET /ledger), compared with the shop's order views.");
+  add();
+  add("Orders by final status");
+  for (const [status, n] of Object.entries(r.orders.byStatus).sort()) add(`  ${status.padEnd(16)} ${n}`);
+  add();
+  add("What the providers did");
+  add(
+    `  payment    ${r.charges.total} charges, ${r.charges.declines} declines; orders by number of charges: ${histogram(r.charges.perOrder)}`,
+  );
+  add(`  email      ${r.emails.total} emails under ${r.emails.keys} keys (most under one key: ${r.emails.maxPerKey})`);
+  add(
+    `  warehouse  ${r.picklists.total} picklists for ${r.picklists.orders} orders (most per order: ${r.picklists.maxPerOrder}), ${r.shipments.total} shipments (most per order: ${r.shipments.maxPerOrder})`,
+  );
+  add();
+  add("Duplicates suppressed");
+  add(
+    `  webhook deliveries beyond the first per eventId (warehouse ledger): ${r.duplicates.webhookDeliveriesBeyondFirst}; shipments recorded twice by the shop: ${r.duplicates.webhookDuplicatesRecordedTwice}`,
+  );
+  add(
+    `  orders posted again with the same Idempotency-Key, answered with the same order: ${r.duplicates.clientReplaysAnswered} (client retries after errors: ${r.duplicates.clientRetries})`,
+  );
+  add(
+    `  commands answered from an actor's inbox instead of handled again: at least ${r.duplicates.inboxDuplicatesAtLeast}`,
+  );
+  add(
+    `  provider calls repeated with the same key after an ambiguous answer: at least ${r.duplicates.sameKeyRetriesAtLeast}`,
+  );
+  add(
+    "  (the last two are the workers' own counters, polled every 300 ms: a killed worker's final counts are lost, hence \"at least\")",
+  );
+  add();
+  add("Unknown outcomes (effects that went Unknown at least once, from the order histories)");
+  if (r.unknown.total === 0) add("  none");
+  else
+    add(
+      `  ${r.unknown.total}, settled by: ${Object.entries(r.unknown.byVia)
+        .map(([via, n]) => `${via} ${n}`)
+        .join(", ")}`,
+    );
+  add(`  settled by the demo acting as operator (reading the provider's ledger): ${r.operator.length}`);
+  for (const s of r.operator.slice(0, 10)) add(`    ${s.key}: ${s.outcome} (${s.evidence})`);
+  add();
+  add("Worker");
+  add(
+    `  incarnations ${r.worker.incarnations}; SIGKILLs survived: ${r.worker.killedByParent} at random moments + ${r.worker.killedAtFaultPoint} right after a provider answered (dispatch.afterProvider)`,
+  );
+  add(`  worker warnings: ${result.workerLog}`);
+  add();
+  add("Invariants");
+  for (const check of r.checks) {
+    add(`  ${check.ok ? "PASS" : "FAIL"}  ${check.name}: ${check.description}`);
+    for (const v of check.violations.slice(0, 5)) add(`          ${v}`);
+    if (check.violations.length > 5) add(`          … and ${check.violations.length - 5} more`);
+  }
+  add();
+  if (result.timedOut) add("Gave up waiting: not every order ended in time.");
+  add(r.violated.length === 0 ? "Audit clean." : `Audit FAILED: ${r.violated.join(", ")}`);
+  return lines.join("\n");
+}
+
+const histogram = (perOrder: Record<string, number>) =>
+  Object.entries(perOrder)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([charges, orders]) => `${charges}→${orders}`)
+    .join(", ");
+
+export const auditClean = (report: AuditReport) => report.violated.length === 0;

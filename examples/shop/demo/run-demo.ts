@@ -1,0 +1,466 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import pg from "pg";
+import { type Random, seededRandom } from "../../../src/core/clock.js";
+import { startEmailProvider } from "../providers/email/server.js";
+import { startPaymentProvider } from "../providers/payment/server.js";
+import { startWarehouseProvider } from "../providers/warehouse/server.js";
+import type { OrderView } from "../service/order-view.js";
+import { type AuditReport, audit, type Ledgers, type OperatorSettlement } from "./audit.js";
+import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
+import { freePort, WorkerSupervisor } from "./worker-process.js";
+
+/**
+ * The demonstration as a function (the CLI and the e2e test both call it): providers in this
+ * process (their ledgers outlive every worker), the shop's worker as a child process killed and
+ * restarted on a seeded schedule, N orders placed over HTTP with Idempotency-Keys, the demo as
+ * operator for anything that lands in reconciliation, and an audit from the providers' ledgers.
+ */
+
+export interface DemoOptions {
+  orders: number;
+  seed: number;
+  faults: FaultLevel;
+  /** A postgres:// URL; the demo works in schema `pgSchema` (dropped and recreated first). Unset: SQLite. */
+  db?: string;
+  /** Default `oncely_demo`. */
+  pgSchema?: string;
+  /** SQLite file (deleted with its -wal/-shm first). Default data/demo.db. */
+  sqlitePath?: string;
+  /** The payment provider charges again on every request; the shop may only look charges up. */
+  paymentNoIdempotency?: boolean;
+  /** Orders in flight at once (default 8). */
+  concurrency?: number;
+  /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
+  arrivalMs?: number;
+  /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
+  timeoutMs?: number;
+  onProgress?(progress: DemoProgress): void;
+}
+
+export interface DemoProgress {
+  phase: "starting" | "placing" | "settling" | "auditing" | "done";
+  total: number;
+  placed: number;
+  terminal: number;
+  kills: number;
+  attention: number;
+}
+
+export interface DemoResult {
+  report: AuditReport;
+  backend: "sqlite" | "postgres";
+  durationMs: number;
+  /** Where the workers' stderr (warnings) went. */
+  workerLog: string;
+  timedOut: boolean;
+}
+
+const EFFECT_TIMEOUT_MS = 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const started = Date.now();
+  const profile = faultProfile(options.faults);
+  const total = options.orders;
+  const progress: DemoProgress = { phase: "starting", total, placed: 0, terminal: 0, kills: 0, attention: 0 };
+  const report = () => options.onProgress?.({ ...progress });
+  report();
+
+  const sqlitePath = resolve(options.sqlitePath ?? "data/demo.db");
+  const workerLog = join(dirname(sqlitePath), "demo-worker.log");
+  mkdirSync(dirname(sqlitePath), { recursive: true });
+  rmSync(workerLog, { force: true });
+  const databaseUrl = options.db
+    ? await freshPostgres(options.db, options.pgSchema ?? "oncely_demo")
+    : freshSqlite(sqlitePath);
+
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    const payment = await startPaymentProvider({
+      seed: options.seed,
+      faults: { ...profile.payment, noIdempotency: options.paymentNoIdempotency ?? false },
+      // Deterministic declines: the client makes ~10% of totals end in 13.
+      declineAmountsEndingWith: "13",
+    });
+    closers.push(() => payment.close());
+    const email = await startEmailProvider({ seed: options.seed + 1, faults: profile.email });
+    closers.push(() => email.close());
+    const port = await freePort();
+    const shopUrl = `http://127.0.0.1:${port}`;
+    const warehouse = await startWarehouseProvider({
+      seed: options.seed + 2,
+      faults: profile.warehouse,
+      shopUrl,
+      shipDelayMs: 50,
+      // Retries for ~60 s: far longer than a worker restart, so no webhook is given up on.
+      webhook: { timeoutMs: 2000, maxAttempts: 70, backoffMs: 100, maxBackoffMs: 1000 },
+    });
+    closers.push(() => warehouse.close());
+
+    const killRandom = seededRandom(options.seed * 7919 + 1);
+    // One budget for both kinds of kill: arming an incarnation at a fault point spends one up front.
+    let killBudget = profile.kills.max;
+    const supervisor = new WorkerSupervisor(
+      {
+        ...stringEnv(process.env),
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: databaseUrl,
+        PAYMENT_URL: payment.url,
+        EMAIL_URL: email.url,
+        WAREHOUSE_URL: warehouse.url,
+        SHOP_URL: shopUrl,
+        PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
+        EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
+        LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+      },
+      // Incarnations armed to die at a fault point count against the same kill budget.
+      () => {
+        const fault = killBudget > 0 ? incarnationFault(profile.kills, killRandom) : undefined;
+        if (fault) killBudget--;
+        return fault;
+      },
+      workerLog,
+    );
+    closers.push(() => supervisor.stop());
+    await supervisor.start();
+    const api = new ShopClient(shopUrl);
+
+    // Progress and counters: polled, summed over incarnations by pid (a killed one keeps its last poll).
+    const perWorker = new Map<number, { duplicates: number; retried: number }>();
+    const operator: OperatorSettlement[] = [];
+    let reconcileWaiting = 0;
+    let stopPolling = false;
+    const poller = (async () => {
+      while (!stopPolling) {
+        const stats = await api.stats().catch(() => undefined);
+        if (stats) {
+          perWorker.set(stats.pid, { duplicates: stats.runtime.duplicates, retried: stats.dispatcher?.retried ?? 0 });
+          progress.terminal = (stats.orders.byStatus.completed ?? 0) + (stats.orders.byStatus.payment_failed ?? 0);
+          progress.attention = stats.orders.byStatus.attention ?? 0;
+          reconcileWaiting = stats.reconciliation;
+          if (reconcileWaiting > 0) await settleAsOperator(api, { payment, email, warehouse }, operator);
+        }
+        progress.kills = supervisor.killedByParent + supervisor.killedAtFaultPoint;
+        report();
+        await sleep(300);
+      }
+    })();
+
+    // Kills: at seeded moments, only after the current incarnation made progress, within the budget.
+    let doneKilling = false;
+    const killer = (async () => {
+      while (!doneKilling && killBudget > 0) {
+        await supervisor.ready().catch(() => undefined);
+        const pid = supervisor.pid;
+        const before = progress.placed + progress.terminal;
+        await sleep(nextKillDelay(profile.kills, killRandom));
+        while (!doneKilling && progress.placed + progress.terminal === before) await sleep(100);
+        if (doneKilling || killBudget <= 0) break;
+        if (supervisor.pid === pid) {
+          killBudget--;
+          supervisor.kill();
+        }
+      }
+    })();
+
+    // The client: every order with its own Idempotency-Key, retried until the shop answers 201/200.
+    progress.phase = "placing";
+    const orderRandom = seededRandom(options.seed * 31 + 17);
+    const requests = Array.from({ length: total }, (_, i) =>
+      orderRequest(i, options.seed, orderRandom, profile.replayRate),
+    );
+    const placed: { key: string; orderId: string }[] = [];
+    const replayMismatches: string[] = [];
+    // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
+    const arrivalMs = options.arrivalMs ?? 40;
+    const placingFrom = Date.now();
+    await forEachLimit(requests, options.concurrency ?? 8, async (request) => {
+      await sleep(placingFrom + request.index * arrivalMs - Date.now());
+      const first = await api.placeOrder(request.key, request.body);
+      placed.push({ key: request.key, orderId: first.orderId });
+      progress.placed++;
+      if (request.replay) {
+        const again = await api.placeOrder(request.key, request.body);
+        if (again.orderId !== first.orderId || !again.replayed) {
+          replayMismatches.push(
+            `key ${request.key}: ${first.orderId} then ${again.orderId} (replayed: ${again.replayed})`,
+          );
+        }
+      }
+    });
+
+    // Wait for every order to end, acting as operator in the meantime (the poller does that).
+    progress.phase = "settling";
+    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
+    while (progress.terminal < total && Date.now() < deadline && !supervisor.failure) await sleep(200);
+    const timedOut = progress.terminal < total;
+    doneKilling = true;
+    await killer;
+    if (supervisor.failure) throw supervisor.failure;
+    // Late and duplicate webhooks may still be on their way: the audit counts them too.
+    await Promise.race([warehouse.settled(), sleep(Math.max(0, deadline + 30_000 - Date.now()))]);
+    await supervisor.ready();
+
+    progress.phase = "auditing";
+    stopPolling = true;
+    await poller;
+    report();
+    const views: Record<string, OrderView | null> = {};
+    await forEachLimit(placed, 8, async ({ orderId }) => {
+      views[orderId] = await api.order(orderId);
+    });
+    const ledgers: Ledgers = {
+      payment: await getJson(`${payment.url}/ledger`),
+      email: await getJson(`${email.url}/ledger`),
+      warehouse: await getJson(`${warehouse.url}/ledger`),
+    };
+    await supervisor.stop();
+    const last = supervisor.finalStats;
+    if (last && supervisor.pid !== undefined) {
+      perWorker.set(supervisor.pid, { duplicates: last.runtime.duplicates, retried: last.dispatcher.retried });
+    }
+    const sum = (field: "duplicates" | "retried") => [...perWorker.values()].reduce((n, w) => n + w[field], 0);
+    const auditReport = audit({
+      placed,
+      views,
+      ledgers,
+      operator,
+      client: {
+        requests: api.requests,
+        retried: api.retried,
+        replays: requests.filter((r) => r.replay).length,
+        replayedAnswers: api.replayedAnswers,
+        replayMismatches,
+      },
+      worker: {
+        incarnations: supervisor.incarnations,
+        killedByParent: supervisor.killedByParent,
+        killedAtFaultPoint: supervisor.killedAtFaultPoint,
+        inboxDuplicatesAtLeast: sum("duplicates"),
+        sameKeyRetriesAtLeast: sum("retried"),
+      },
+    });
+    progress.phase = "done";
+    report();
+    return {
+      report: auditReport,
+      backend: options.db ? "postgres" : "sqlite",
+      durationMs: Date.now() - started,
+      workerLog,
+      timedOut,
+    };
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => {});
+  }
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== "ONCELY_FAULT") out[k] = v;
+  return out;
+}
+
+function freshSqlite(path: string): string {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+  return `sqlite:${path}`;
+}
+
+async function freshPostgres(url: string, schema: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/i.test(schema)) throw new Error(`invalid schema name "${schema}"`);
+  const parsed = new URL(url);
+  parsed.searchParams.delete("schema");
+  const client = new pg.Client({ connectionString: parsed.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+  parsed.searchParams.set("schema", schema);
+  return parsed.toString();
+}
+
+interface OrderRequest {
+  index: number;
+  key: string;
+  body: { email: string; currency: string; lines: { sku: string; quantity: number; unitPrice: number }[] };
+  replay: boolean;
+}
+
+const SKUS = ["book", "pen", "lamp", "mug", "chair", "desk", "plant", "poster"];
+
+/** One order, all from the seeded random. About 10% have a total ending in 13: the provider declines those. */
+function orderRequest(i: number, seed: number, random: Random, replayRate: number): OrderRequest {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random.next() * items.length)] as T;
+  const declined = random.next() < 0.1;
+  const replay = random.next() < replayRate;
+  const lineCount = 1 + Math.floor(random.next() * 3);
+  let lines = Array.from({ length: lineCount }, () => ({
+    sku: pick(SKUS),
+    quantity: 1 + Math.floor(random.next() * 3),
+    unitPrice: 100 * (1 + Math.floor(random.next() * 90)),
+  }));
+  if (declined) lines = [{ sku: pick(SKUS), quantity: 1, unitPrice: 100 * (1 + Math.floor(random.next() * 50)) + 13 }];
+  return {
+    index: i,
+    key: `demo-${seed}-${String(i + 1).padStart(5, "0")}`,
+    body: { email: `customer${i + 1}@example.com`, currency: "EUR", lines },
+    replay,
+  };
+}
+
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+  return (await response.json()) as T;
+}
+
+interface StatsAnswer {
+  pid: number;
+  runtime: { duplicates: number };
+  dispatcher: { retried: number } | null;
+  reconciliation: number;
+  orders: { total: number; byStatus: Record<string, number> };
+}
+
+/**
+ * The demo's HTTP client. Connection errors, timeouts and 5xx mean "the worker is down or busy":
+ * it retries with the same Idempotency-Key, which is exactly what the key is for.
+ */
+class ShopClient {
+  requests = 0;
+  retried = 0;
+  replayedAnswers = 0;
+  constructor(private readonly url: string) {}
+
+  async placeOrder(key: string, body: OrderRequest["body"]): Promise<{ orderId: string; replayed: boolean }> {
+    return this.retrying(async () => {
+      const response = await fetch(`${this.url}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(5000),
+      });
+      const answer = (await response.json().catch(() => ({}))) as { orderId?: string; error?: string };
+      if (response.status >= 500) return undefined;
+      if ((response.status !== 201 && response.status !== 200) || !answer.orderId) {
+        throw new Error(`POST /orders (key ${key}) answered ${response.status}: ${answer.error ?? "no orderId"}`);
+      }
+      const replayed = response.headers.get("idempotent-replayed") === "true";
+      if (replayed) this.replayedAnswers++;
+      return { orderId: answer.orderId, replayed };
+    });
+  }
+
+  async order(orderId: string): Promise<OrderView | null> {
+    return this.retrying(async () => {
+      const response = await fetch(`${this.url}/orders/${orderId}`, { signal: AbortSignal.timeout(5000) });
+      if (response.status === 404) return null;
+      if (response.status >= 500) return undefined;
+      if (!response.ok) throw new Error(`GET /orders/${orderId} answered ${response.status}`);
+      return (await response.json()) as OrderView;
+    });
+  }
+
+  async stats(): Promise<StatsAnswer> {
+    const response = await fetch(`${this.url}/admin/stats`, { signal: AbortSignal.timeout(3000) });
+    if (!response.ok) throw new Error(`GET /admin/stats answered ${response.status}`);
+    return (await response.json()) as StatsAnswer;
+  }
+
+  async reconciliation(): Promise<{ key: string; kind: string }[]> {
+    const answer = await getJson<{ items: { key: string; kind: string }[] }>(`${this.url}/admin/reconciliation`);
+    return answer.items;
+  }
+
+  async settle(key: string, settlement: unknown): Promise<boolean> {
+    const response = await fetch(`${this.url}/admin/reconciliation/${encodeURIComponent(key)}/settle`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(settlement),
+      signal: AbortSignal.timeout(5000),
+    });
+    return response.ok;
+  }
+
+  /** `attempt` returns undefined for "try again"; network errors and timeouts also try again. */
+  private async retrying<T>(attempt: () => Promise<T | undefined>): Promise<T> {
+    for (let n = 0; ; n++) {
+      this.requests++;
+      try {
+        const result = await attempt();
+        if (result !== undefined) return result;
+      } catch (error) {
+        if (!isNetworkError(error)) throw error;
+      }
+      this.retried++;
+      await sleep(Math.min(1000, 50 * 2 ** Math.min(n, 5)));
+    }
+  }
+}
+
+const isNetworkError = (error: unknown) =>
+  error instanceof Error &&
+  (error.name === "TimeoutError" || error.name === "AbortError" || error.message === "fetch failed");
+
+/**
+ * The operator: for each effect in the reconciliation queue, read the provider's own ledger by
+ * the effect's key (as a human with the provider's dashboard would) and settle accordingly.
+ */
+async function settleAsOperator(
+  api: ShopClient,
+  providers: {
+    payment: { url: string };
+    email: { url: string };
+    warehouse: { url: string };
+  },
+  log: OperatorSettlement[],
+): Promise<void> {
+  const items = await api.reconciliation().catch(() => []);
+  for (const item of items) {
+    let settlement: { outcome: "succeeded"; result: object } | { outcome: "failed"; reason: string };
+    let evidence: string;
+    if (item.kind === "payment") {
+      const ledger = await getJson<Ledgers["payment"]>(`${providers.payment.url}/ledger`);
+      const charges = ledger.charges.filter((c) => c.idempotencyKey === item.key);
+      const declines = ledger.declines.filter((d) => d.idempotencyKey === item.key);
+      const charge = charges[charges.length - 1];
+      if (charge) {
+        settlement = { outcome: "succeeded", result: { paymentId: charge.paymentId } };
+        evidence = `${charges.length} charge(s) under the key, latest ${charge.paymentId}`;
+      } else if (declines.length > 0) {
+        settlement = { outcome: "failed", reason: declines[declines.length - 1]?.reason ?? "declined" };
+        evidence = "declined by the provider";
+      } else {
+        settlement = { outcome: "failed", reason: "no charge under this key at the provider" };
+        evidence = "no record at the provider";
+      }
+    } else if (item.kind === "email") {
+      const ledger = await getJson<Ledgers["email"]>(`${providers.email.url}/ledger`);
+      const sent = ledger.emails.find((e) => e.idempotencyKey === item.key);
+      settlement = sent
+        ? { outcome: "succeeded", result: { messageId: sent.messageId } }
+        : { outcome: "failed", reason: "the mail provider has no record of this key" };
+      evidence = sent ? `sent as ${sent.messageId}` : "no record at the provider";
+    } else {
+      const ledger = await getJson<Ledgers["warehouse"]>(`${providers.warehouse.url}/ledger`);
+      const picklist = ledger.picklists.find((p) => p.idempotencyKey === item.key);
+      settlement = picklist
+        ? { outcome: "succeeded", result: { picklistId: picklist.picklistId } }
+        : { outcome: "failed", reason: "the warehouse has no record of this key" };
+      evidence = picklist ? `accepted as ${picklist.picklistId}` : "no record at the provider";
+    }
+    const ok = await api.settle(item.key, { ...settlement, by: "demo-operator" }).catch(() => false);
+    if (ok) log.push({ key: item.key, outcome: settlement.outcome, evidence });
+  }
+}

@@ -1,0 +1,54 @@
+import { z } from "zod";
+import type { IdGenerator } from "../../../src/core/clock.js";
+import { InvalidInputError } from "../../../src/core/errors.js";
+import type { Logger } from "../../../src/core/logger.js";
+import type { Runtime } from "../../../src/core/runtime.js";
+import type { Dispatcher } from "../../../src/effects/dispatcher.js";
+import type { Reconciliation } from "../../../src/effects/reconciliation.js";
+import type { Journal } from "../../../src/journal/types.js";
+import type { OrderState } from "../ordering/state.js";
+import { deriveStatus, type OrderStatus } from "../ordering/status.js";
+
+/** Everything the routes need, passed in: no globals, so two shops can live in one test. */
+export interface ShopContext {
+  runtime: Runtime;
+  journal: Journal;
+  reconciliation: Reconciliation;
+  /** Absent when this process serves HTTP only (another process dispatches). */
+  dispatcher?: Dispatcher;
+  /** Order ids for requests without an Idempotency-Key. */
+  ids: IdGenerator;
+  logger: Logger;
+  startedAt: number;
+}
+
+export const ORDER_STATUSES = ["placed", "paid", "shipped", "completed", "payment_failed", "attention"] as const;
+
+/** Order ids are `ord_` + hex in this shop; anything URL-safe and short is accepted, nothing that could bend an address. */
+export const orderIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of letters, digits, _ or -");
+
+export const orderAddress = (orderId: string) => `order/${orderId}`;
+
+export function parseOrderId(value: unknown, field = "orderId"): string {
+  const parsed = orderIdSchema.safeParse(value);
+  if (!parsed.success)
+    throw new InvalidInputError("invalid order id", [`${field}: ${parsed.error.issues[0]?.message}`]);
+  return parsed.data;
+}
+
+/**
+ * Every order with its derived status, oldest stream name first. Reads each order's state through
+ * its mailbox (cached after the first read), so it costs one recovery per order the first time.
+ */
+export async function listOrders(ctx: ShopContext): Promise<{ orderId: string; status: OrderStatus }[]> {
+  const streams = await ctx.journal.listStreams("order/");
+  const out: { orderId: string; status: OrderStatus }[] = [];
+  for (const stream of streams) {
+    const { state } = await ctx.runtime.state<OrderState>(stream);
+    const status = deriveStatus(state);
+    if (status !== undefined) out.push({ orderId: state.orderId, status });
+  }
+  return out;
+}

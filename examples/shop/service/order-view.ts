@@ -1,0 +1,97 @@
+import type { EffectStatus } from "../../../src/effects/types.js";
+import type { EventRecord } from "../../../src/journal/types.js";
+import { EVENT_STAGE, type OrderEvent, type Via } from "../ordering/events.js";
+import type { EffectFactState, OrderState } from "../ordering/state.js";
+import { attentionReasons, deriveStatus, type OrderStatus } from "../ordering/status.js";
+
+/**
+ * What `GET /orders/:id` answers: the order's facts, its derived status, the providers' ids and
+ * the event history. Computed at read time from the state and the events (nothing stored).
+ */
+
+export interface EffectFactView {
+  status: EffectStatus;
+  /** How the final outcome was learned: run, lookup (asked the provider by key) or operator. */
+  via?: Via;
+  reason?: string;
+  lastError?: string;
+  needsReconciliation?: boolean;
+}
+
+export interface OrderView {
+  orderId: string;
+  status: OrderStatus;
+  /** Why the order needs attention (empty unless status is `attention`). */
+  attention: string[];
+  customerEmail: string | null;
+  currency: string | null;
+  amount: number | null;
+  lines: { sku: string; quantity: number; unitPrice: number }[];
+  payment: EffectFactView & { paymentId?: string };
+  confirmationEmail: EffectFactView & { messageId?: string };
+  picklist: EffectFactView & { picklistId?: string };
+  shipping: { status: EffectStatus; shipmentId?: string; eventId?: string; occurredAt?: string };
+  shippingEmail: EffectFactView & { messageId?: string };
+  version: number;
+  history: HistoryEntry[];
+}
+
+export interface HistoryEntry {
+  version: number;
+  type: string;
+  recordedAt: string;
+  data: unknown;
+}
+
+export function orderView(state: OrderState, events: EventRecord[]): OrderView {
+  const vias = viaByFact(events);
+  const fact = (name: keyof typeof vias, f: EffectFactState, idField: string) => ({
+    status: f.status,
+    ...(f.resultId === null ? {} : { [idField]: f.resultId }),
+    ...(vias[name] === undefined ? {} : { via: vias[name] }),
+    ...(f.reason === null ? {} : { reason: f.reason }),
+    ...(f.lastError === null || f.status === "Completed" || f.status === "Failed" ? {} : { lastError: f.lastError }),
+    ...(f.needsReconciliation ? { needsReconciliation: true } : {}),
+  });
+  const details = state.details;
+  return {
+    orderId: state.orderId,
+    // A stream with events always has a status; "attention" covers facts that make no sense together.
+    status: deriveStatus(state) ?? "attention",
+    attention: attentionReasons(state),
+    customerEmail: details?.customerEmail ?? null,
+    currency: details?.currency ?? null,
+    amount: details?.amount ?? null,
+    lines: details?.lines ?? [],
+    payment: fact("payment", state.payment, "paymentId"),
+    confirmationEmail: fact("confirmationEmail", state.confirmationEmail, "messageId"),
+    picklist: fact("picklist", state.picklist, "picklistId"),
+    shipping: {
+      status: state.shipping.status,
+      ...(state.shipping.shipmentId === null ? {} : { shipmentId: state.shipping.shipmentId }),
+      ...(state.shipping.eventId === null ? {} : { eventId: state.shipping.eventId }),
+      ...(state.shipping.occurredAt === null ? {} : { occurredAt: state.shipping.occurredAt }),
+    },
+    shippingEmail: fact("shippingEmail", state.shippingEmail, "messageId"),
+    version: events.length === 0 ? 0 : (events[events.length - 1]?.version ?? 0),
+    history: events.map((e) => ({
+      version: e.version,
+      type: e.type,
+      recordedAt: new Date(e.recordedAt).toISOString(),
+      data: e.data,
+    })),
+  };
+}
+
+/** The `via` of each effect's final event (the first one wins, as in evolve). */
+function viaByFact(events: EventRecord[]) {
+  const vias: Partial<Record<"payment" | "confirmationEmail" | "picklist" | "shippingEmail", Via>> = {};
+  for (const record of events) {
+    const staged = EVENT_STAGE.get(record.type);
+    if (!staged || (staged.stage !== "completed" && staged.stage !== "failed")) continue;
+    if (vias[staged.fact] !== undefined) continue;
+    const via = (record.data as OrderEvent & { via?: Via }).via;
+    if (via) vias[staged.fact] = via;
+  }
+  return vias;
+}

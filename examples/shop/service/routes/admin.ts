@@ -1,0 +1,78 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { InvalidInputError } from "../../../../src/core/errors.js";
+import { EffectNotFoundError } from "../../../../src/effects/errors.js";
+import { settlementSchema } from "../../../../src/effects/reconciliation.js";
+import type { EffectStatus, Settlement } from "../../../../src/effects/types.js";
+import { listEffects } from "../../../../src/effects/view.js";
+import { EFFECT_KINDS } from "../../ordering/effects.js";
+import { listOrders, ORDER_STATUSES, type ShopContext } from "../context.js";
+
+/** The field a succeeded outcome of each kind must carry, or the order's decide refuses it forever. */
+const RESULT_FIELD: Record<string, string> = {
+  [EFFECT_KINDS.payment]: "paymentId",
+  [EFFECT_KINDS.email]: "messageId",
+  [EFFECT_KINDS.picklist]: "picklistId",
+};
+const EFFECT_STATUSES = ["NotRequested", "Pending", "Completed", "Failed", "Unknown"] as const;
+const effectsQuery = z.strictObject({
+  status: z.enum(EFFECT_STATUSES, { message: `must be one of ${EFFECT_STATUSES.join(", ")}` }).optional(),
+  kind: z.string().min(1).optional(),
+  limit: z.coerce.number<string>().int().min(1).max(10_000).default(100),
+});
+
+const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`);
+
+/** The operator's side: the reconciliation queue, settling it, effects across orders, counters. */
+export function adminRoutes(app: FastifyInstance, ctx: ShopContext): void {
+  app.get("/admin/reconciliation", async () => {
+    const items = await ctx.reconciliation.list();
+    return { total: items.length, items };
+  });
+
+  app.post("/admin/reconciliation/:key/settle", async (request) => {
+    const { key } = request.params as { key: string };
+    const parsed = settlementSchema.safeParse(request.body);
+    if (!parsed.success) throw new InvalidInputError("invalid settlement", issuesOf(parsed.error));
+    const settlement = parsed.data as Settlement;
+    const row = await ctx.journal.getOutbox(key);
+    if (row?.category !== "effect") throw new EffectNotFoundError(key);
+    const field = RESULT_FIELD[row.kind];
+    if (settlement.outcome === "succeeded" && field !== undefined) {
+      const value = (settlement.result as Record<string, unknown> | null)?.[field];
+      if (typeof value !== "string" || value === "") {
+        throw new InvalidInputError("invalid settlement", [
+          `result.${field}: a succeeded ${row.kind} needs the provider's ${field} (a non-empty string)`,
+        ]);
+      }
+    }
+    return ctx.reconciliation.settle(key, settlement);
+  });
+
+  app.get("/admin/effects", async (request) => {
+    const parsed = effectsQuery.safeParse(request.query ?? {});
+    if (!parsed.success) throw new InvalidInputError("invalid query", issuesOf(parsed.error));
+    const { status, kind, limit } = parsed.data;
+    const effects = await listEffects(ctx.journal, {
+      ...(status === undefined ? {} : { status: status as EffectStatus }),
+      ...(kind === undefined ? {} : { kind }),
+      limit,
+    });
+    return { total: effects.length, effects };
+  });
+
+  app.get("/admin/stats", async () => {
+    const orders = await listOrders(ctx);
+    const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<string, number>;
+    for (const order of orders) byStatus[order.status] = (byStatus[order.status] ?? 0) + 1;
+    return {
+      pid: process.pid,
+      dispatcherOwner: ctx.dispatcher?.owner ?? null,
+      uptimeMs: Date.now() - ctx.startedAt,
+      runtime: { ...ctx.runtime.stats },
+      dispatcher: ctx.dispatcher ? { ...ctx.dispatcher.stats } : null,
+      reconciliation: await ctx.reconciliation.count(),
+      orders: { total: orders.length, byStatus },
+    };
+  });
+}

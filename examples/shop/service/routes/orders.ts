@@ -1,0 +1,106 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { IdempotencyKeyReusedError, InvalidInputError } from "../../../../src/core/errors.js";
+import { type PlaceOrder, parseOrderCommand } from "../../ordering/commands.js";
+import type { OrderState } from "../../ordering/state.js";
+import { listOrders, ORDER_STATUSES, orderAddress, parseOrderId, type ShopContext } from "../context.js";
+import { NotFoundError } from "../errors.js";
+import { orderView } from "../order-view.js";
+
+const BODY_FIELDS = new Set(["email", "currency", "lines"]);
+const idempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 visible ASCII characters");
+
+/** `ord_` + 20 hex chars of sha256(key): the same key names the same order in every process, forever. */
+export const orderIdForKey = (key: string): string =>
+  `ord_${createHash("sha256").update(key).digest("hex").slice(0, 20)}`;
+
+/**
+ * The API body `{email, currency, lines}` as a `PlaceOrder` command, validated by the order's own
+ * schema; issues name the API's fields (`email`, `lines.0.unitPrice`).
+ */
+export function placeOrderFromBody(body: unknown): PlaceOrder {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new InvalidInputError("invalid order", ["body: must be a JSON object {email, currency, lines}"]);
+  }
+  const unknownFields = Object.keys(body).filter((k) => !BODY_FIELDS.has(k));
+  const { email, currency, lines } = body as Record<string, unknown>;
+  const issues = unknownFields.map((k) => `${k}: unknown field (accepted: email, currency, lines)`);
+  try {
+    const command = parseOrderCommand({ type: "PlaceOrder", customerEmail: email, currency, lines });
+    if (issues.length > 0) throw new InvalidInputError("invalid order", issues);
+    return command as PlaceOrder;
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    const renamed = error.issues.map((i) => i.replace(/^customerEmail\b/, "email"));
+    throw new InvalidInputError("invalid order", [...issues, ...renamed]);
+  }
+}
+
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const raw = request.headers["idempotency-key"];
+  if (raw === undefined) return undefined;
+  const parsed = idempotencyKeySchema.safeParse(raw);
+  if (!parsed.success)
+    throw new InvalidInputError("invalid request", [`Idempotency-Key: ${parsed.error.issues[0]?.message}`]);
+  return parsed.data;
+}
+
+const sameOrder = (state: OrderState, command: PlaceOrder) =>
+  state.details !== null &&
+  state.details.customerEmail === command.customerEmail &&
+  state.details.currency === command.currency &&
+  JSON.stringify(state.details.lines) === JSON.stringify(command.lines);
+
+const statusQuery = z.strictObject({
+  status: z.enum(ORDER_STATUSES, { message: `must be one of ${ORDER_STATUSES.join(", ")}` }).optional(),
+  limit: z.coerce.number<string>().int().min(1).max(10_000).default(100),
+});
+
+export function orderRoutes(app: FastifyInstance, ctx: ShopContext): void {
+  /**
+   * Place an order. With an `Idempotency-Key`, the order id comes from the key and the command's
+   * message id is `place:{key}`: a retry (after a timeout, a reset, a 503 while the worker
+   * restarts) is answered from the order's inbox with the same order, never a second one.
+   */
+  app.post("/orders", async (request, reply) => {
+    const key = idempotencyKeyOf(request);
+    const command = placeOrderFromBody(request.body);
+    const orderId = key === undefined ? `ord_${ctx.ids.next().replace(/-/g, "").slice(0, 20)}` : orderIdForKey(key);
+    const address = orderAddress(orderId);
+    const result = await ctx.runtime.send(address, command, key === undefined ? {} : { messageId: `place:${key}` });
+    if (result.duplicate) {
+      // The inbox answers a repeated message id before the actor sees the command, so the body of
+      // a repeat is compared here: the same key with another body is a client bug, not a retry.
+      const { state } = await ctx.runtime.state<OrderState>(address);
+      if (!sameOrder(state, command)) throw new IdempotencyKeyReusedError(key ?? "");
+      void reply.header("idempotent-replayed", "true");
+    }
+    void reply.header("location", `/orders/${orderId}`);
+    return reply.code(result.duplicate ? 200 : 201).send({ ...(result.reply as object), orderId });
+  });
+
+  app.get("/orders/:id", async (request) => {
+    const orderId = parseOrderId((request.params as { id?: unknown }).id, "id");
+    const address = orderAddress(orderId);
+    // Checked first so that an unknown id never activates (or caches) an empty order.
+    if ((await ctx.journal.streamVersion(address)) === 0) throw new NotFoundError(`no order ${orderId}`);
+    const { state } = await ctx.runtime.state<OrderState>(address);
+    const events = await ctx.journal.readStream(address);
+    return orderView(state, events);
+  });
+
+  app.get("/orders", async (request) => {
+    const parsed = statusQuery.safeParse(request.query ?? {});
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        "invalid query",
+        parsed.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`),
+      );
+    }
+    const { status, limit } = parsed.data;
+    const all = await listOrders(ctx);
+    const matching = status === undefined ? all : all.filter((o) => o.status === status);
+    return { total: matching.length, orders: matching.slice(0, limit) };
+  });
+}

@@ -1,0 +1,198 @@
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { openJournal } from "../../../src/cli/open-journal.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../../../src/core/clock.js";
+import { type Faults, noFaults } from "../../../src/core/faults.js";
+import { type Logger, silentLogger } from "../../../src/core/logger.js";
+import { Runtime } from "../../../src/core/runtime.js";
+import { Dispatcher } from "../../../src/effects/dispatcher.js";
+import { Reconciliation } from "../../../src/effects/reconciliation.js";
+import type { EffectPolicy } from "../../../src/effects/types.js";
+import type { Journal } from "../../../src/journal/types.js";
+import { InboxRetention } from "../../../src/messaging/inbox-retention.js";
+import type { ShopEnv } from "../config.js";
+import { createEmailHandler } from "../effects/email-handler.js";
+import { createPaymentHandler } from "../effects/payment-handler.js";
+import { createPicklistHandler } from "../effects/picklist-handler.js";
+import { orderActor } from "../ordering/actor.js";
+import { startEmailProvider } from "../providers/email/server.js";
+import { startPaymentProvider } from "../providers/payment/server.js";
+import { startWarehouseProvider } from "../providers/warehouse/server.js";
+import { buildApp } from "./app.js";
+import type { ShopContext } from "./context.js";
+
+export interface ShopOptions {
+  /** Default 3000; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1 (loopback). */
+  host?: string;
+  /** See `openJournal`: unset → SQLite `{dataDir}/oncely.db`, `postgres://…`, `sqlite:PATH`, `memory:`. */
+  databaseUrl?: string;
+  /** Default ./data. */
+  dataDir?: string;
+  /** Provider URLs; each one unset starts that fake provider in this process. */
+  paymentUrl?: string;
+  emailUrl?: string;
+  warehouseUrl?: string;
+  /** The base URL the warehouse calls back; default the URL this shop listens on. */
+  shopUrl?: string;
+  /** false when the payment provider charges again on every request (default true). */
+  paymentDedups?: boolean;
+  /** Per provider call (default 5000); lease, backoffs and lookup pacing follow from it. */
+  effectTimeoutMs?: number;
+  dispatcherOwner?: string;
+  faults?: Faults;
+  logger?: Logger;
+  clock?: Clock;
+  ids?: IdGenerator;
+  bodyLimit?: number;
+}
+
+export interface Shop {
+  url: string;
+  runtime: Runtime;
+  journal: Journal;
+  dispatcher: Dispatcher;
+  reconciliation: Reconciliation;
+  app: FastifyInstance;
+  /** URLs of the providers in use (started here or given). */
+  providerUrls: { payment: string; email: string; warehouse: string };
+  close(): Promise<void>;
+}
+
+export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    paymentUrl: env.PAYMENT_URL,
+    emailUrl: env.EMAIL_URL,
+    warehouseUrl: env.WAREHOUSE_URL,
+    shopUrl: env.SHOP_URL,
+    paymentDedups: env.PAYMENT_PROVIDER_DEDUPS,
+    effectTimeoutMs: env.EFFECT_TIMEOUT_MS,
+    dispatcherOwner: env.DISPATCHER_OWNER,
+  };
+}
+
+/**
+ * The effect policy of every handler, from one number. The lease outlives a call (a second
+ * dispatcher never starts a key the first still waits on) and is short enough that a killed
+ * worker's rows are taken over within seconds. An Unknown effect whose lookup finds nothing
+ * `2 × timeout` after its last run may run again with the same key: by then the call is over and
+ * the provider records its work before it answers, so "not found" means it never arrived.
+ */
+export function shopEffectPolicy(timeoutMs: number): Partial<EffectPolicy> {
+  return {
+    timeoutMs,
+    leaseMs: timeoutMs * 3,
+    maxAttempts: 8,
+    backoff: { initialMs: Math.max(50, Math.round(timeoutMs / 10)), maxMs: timeoutMs * 2, multiplier: 2, jitter: 0.2 },
+    lookupAttempts: 8,
+    lookupBackoff: {
+      initialMs: Math.max(100, Math.round(timeoutMs / 5)),
+      maxMs: timeoutMs * 2,
+      multiplier: 2,
+      jitter: 0.2,
+    },
+    rerunAfterNotFoundMs: timeoutMs * 2,
+  };
+}
+
+/**
+ * Starts the whole shop in this process: journal, runtime with the order actor, one dispatcher
+ * with the three handlers, the inbox retention job, the fake providers it was not given URLs
+ * for, and the HTTP server. `close()` stops them in reverse order.
+ */
+export async function startShop(options: ShopOptions = {}): Promise<Shop> {
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const dataDir = options.dataDir ?? "./data";
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const close of closers.splice(0).reverse()) {
+      await close().catch((error: unknown) => logger.warn({ err: error }, "closing the shop: a part failed to close"));
+    }
+  };
+  try {
+    const journal = await openJournal(options.databaseUrl, { dataDir });
+    closers.push(() => journal.close());
+    // Fake providers keep their ledgers in files whenever the journal outlives the process: a restarted
+    // shop re-runs unrecorded effects with the same keys, and a provider that forgot them would act twice.
+    const persistent = options.databaseUrl !== "memory:" && options.databaseUrl !== "memory";
+    const ledgerPath = (name: string) => (persistent ? join(dataDir, "providers", `${name}.jsonl`) : undefined);
+
+    const payment = options.paymentUrl
+      ? undefined
+      : await startPaymentProvider({ ledgerPath: ledgerPath("payment"), clock });
+    if (payment) closers.push(() => payment.close());
+    const email = options.emailUrl ? undefined : await startEmailProvider({ ledgerPath: ledgerPath("email"), clock });
+    if (email) closers.push(() => email.close());
+    const warehouse = options.warehouseUrl
+      ? undefined
+      : await startWarehouseProvider({ ledgerPath: ledgerPath("warehouse"), clock });
+    if (warehouse) closers.push(() => warehouse.close());
+    const providerUrls = {
+      payment: options.paymentUrl ?? payment?.url ?? "",
+      email: options.emailUrl ?? email?.url ?? "",
+      warehouse: options.warehouseUrl ?? warehouse?.url ?? "",
+    };
+
+    const faults = options.faults ?? noFaults;
+    const runtime = new Runtime({
+      journal,
+      actors: [orderActor],
+      clock,
+      ids: options.ids ?? randomIds,
+      faults,
+      logger,
+    });
+    closers.push(async () => runtime.close());
+    const policy = shopEffectPolicy(options.effectTimeoutMs ?? 5000);
+    const dispatcher = new Dispatcher({
+      journal,
+      runtime,
+      owner: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
+      handlers: [
+        createPaymentHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
+        createEmailHandler({ baseUrl: providerUrls.email, policy }),
+        createPicklistHandler({ baseUrl: providerUrls.warehouse, policy }),
+      ],
+      // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
+      pollIntervalMs: 200,
+      clock,
+      faults,
+      logger,
+    });
+    const reconciliation = new Reconciliation({ journal, clock, logger });
+    const retention = new InboxRetention({ journal, clock, logger });
+
+    const ctx: ShopContext = {
+      runtime,
+      journal,
+      reconciliation,
+      dispatcher,
+      ids: options.ids ?? randomIds,
+      logger,
+      startedAt: clock.now(),
+    };
+    const app = buildApp(ctx, { bodyLimit: options.bodyLimit });
+    await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
+    closers.push(() => app.close());
+    const address = app.server.address();
+    if (address === null || typeof address === "string") throw new Error("shop: no TCP address");
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    const url = `http://${host}:${address.port}`;
+    warehouse?.setShopUrl(options.shopUrl ?? url);
+
+    dispatcher.start();
+    closers.push(() => dispatcher.stop());
+    retention.start();
+    closers.push(() => retention.stop());
+    logger.info({ url, journal: journal.backend, providers: providerUrls }, "shop started");
+    return { url, runtime, journal, dispatcher, reconciliation, app, providerUrls, close: closeAll };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}

@@ -1,0 +1,44 @@
+import { pino } from "pino";
+import { faultsFromEnv } from "../../src/core/faults.js";
+import { loadShopEnv, ShopConfigError } from "./config.js";
+import { shopOptionsFromEnv, startShop } from "./service/shop.js";
+
+/**
+ * The shop as a child process of the demo: like `serve`, but every provider URL must be given
+ * (the providers live in the parent, so their ledgers outlive this process), `ONCELY_FAULT` arms
+ * fault points (e.g. `dispatch.afterProvider:kill:12` dies in the double-charge window), and it
+ * speaks to its parent in JSON lines on stdout: `{ready:true,url,pid}` once listening, and
+ * `{stopped:true,stats}` after a clean SIGTERM. A SIGKILL says nothing: that is the point.
+ */
+let env: ReturnType<typeof loadShopEnv>;
+try {
+  env = loadShopEnv(process.env);
+  const missing = (["PAYMENT_URL", "EMAIL_URL", "WAREHOUSE_URL"] as const).filter((name) => env[name] === undefined);
+  if (missing.length > 0) throw new ShopConfigError(missing.map((name) => `${name}: required by the worker`));
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+}
+const logger = pino({ level: env.LOG_LEVEL }, pino.destination(2));
+const faults = faultsFromEnv(process.env.ONCELY_FAULT);
+const shop = await startShop({ ...shopOptionsFromEnv(env), faults, logger });
+process.stdout.write(`${JSON.stringify({ ready: true, url: shop.url, pid: process.pid })}\n`);
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  const stats = { runtime: { ...shop.runtime.stats }, dispatcher: { ...shop.dispatcher.stats } };
+  void shop
+    .close()
+    .then(() => {
+      process.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      logger.error({ err: error }, "worker: clean stop failed");
+      process.exit(1);
+    });
+};
+process.once("SIGTERM", stop);
+process.once("SIGINT", stop);

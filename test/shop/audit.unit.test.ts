@@ -1,0 +1,189 @@
+import { describe, expect, it } from "vitest";
+import { type AuditInput, audit, type Ledgers } from "../../examples/shop/demo/audit.js";
+import type { OrderView } from "../../examples/shop/service/order-view.js";
+
+// Hand-made ledgers and views: one completed order (A) and one declined (B). The clean case
+// passes every check; each test below breaks exactly one invariant and expects exactly that name.
+const at = "2026-01-01T00:00:00.000Z";
+
+function view(
+  orderId: string,
+  status: OrderView["status"],
+  ids: { paymentId?: string; shipmentId?: string } = {},
+): OrderView {
+  const paid = ids.paymentId !== undefined;
+  const done = (id: Record<string, string>) => ({ status: "Completed" as const, via: "run" as const, ...id });
+  return {
+    orderId,
+    status,
+    attention: [],
+    customerEmail: `${orderId}@example.com`,
+    currency: "EUR",
+    amount: 1000,
+    lines: [{ sku: "book", quantity: 1, unitPrice: 1000 }],
+    payment: paid ? done({ paymentId: ids.paymentId as string }) : { status: "Failed", via: "run", reason: "declined" },
+    confirmationEmail: paid ? done({ messageId: `m-${orderId}-1` }) : { status: "NotRequested" },
+    picklist: paid ? done({ picklistId: `pick-${orderId}` }) : { status: "NotRequested" },
+    shipping: ids.shipmentId ? { status: "Completed", shipmentId: ids.shipmentId } : { status: "NotRequested" },
+    shippingEmail: ids.shipmentId ? done({ messageId: `m-${orderId}-2` }) : { status: "NotRequested" },
+    version: 1,
+    history: [],
+  };
+}
+
+const charge = (orderId: string, paymentId: string) => ({
+  paymentId,
+  idempotencyKey: `order:${orderId}:payment`,
+  orderId,
+  amount: 1000,
+  currency: "EUR",
+  at,
+});
+const mail = (orderId: string, kind: "confirmation-email" | "shipping-email", messageId: string) => ({
+  messageId,
+  idempotencyKey: `order:${orderId}:${kind}`,
+  to: `${orderId}@example.com`,
+  template: kind,
+  orderId,
+  at,
+});
+
+function clean(): AuditInput {
+  const ledgers: Ledgers = {
+    payment: {
+      charges: [charge("A", "pay_1")],
+      declines: [
+        {
+          declineId: "d1",
+          idempotencyKey: "order:B:payment",
+          orderId: "B",
+          amount: 1013,
+          currency: "EUR",
+          reason: "declined",
+          at,
+        },
+      ],
+    },
+    email: { emails: [mail("A", "confirmation-email", "m-A-1"), mail("A", "shipping-email", "m-A-2")] },
+    warehouse: {
+      picklists: [{ picklistId: "pick-A", idempotencyKey: "order:A:picklist", orderId: "A", lines: [], at }],
+      shipments: [{ shipmentId: "ship_1", picklistId: "pick-A", orderId: "A", eventId: "e1", at }],
+      webhooks: [
+        { eventId: "e1", shipmentId: "ship_1", attempt: 1, delivery: 1, outcome: "delivered", at },
+        { eventId: "e1", shipmentId: "ship_1", attempt: 1, delivery: 2, outcome: "delivered", at },
+      ],
+    },
+  };
+  return {
+    placed: [
+      { key: "k-A", orderId: "A" },
+      { key: "k-B", orderId: "B" },
+    ],
+    views: { A: view("A", "completed", { paymentId: "pay_1", shipmentId: "ship_1" }), B: view("B", "payment_failed") },
+    ledgers,
+    operator: [],
+    client: { requests: 2, retried: 0, replays: 0, replayedAnswers: 0, replayMismatches: [] },
+    worker: {
+      incarnations: 1,
+      killedByParent: 0,
+      killedAtFaultPoint: 0,
+      inboxDuplicatesAtLeast: 0,
+      sameKeyRetriesAtLeast: 0,
+    },
+  };
+}
+
+describe("demo audit", () => {
+  it("passes every check on consistent ledgers and views, and counts what the ledgers show", () => {
+    const report = audit(clean());
+    expect(report.violated).toEqual([]);
+    expect(report.checks.length).toBeGreaterThanOrEqual(11);
+    expect(report.orders.byStatus).toEqual({ completed: 1, payment_failed: 1 });
+    expect(report.charges.perOrder).toEqual({ "0": 1, "1": 1 });
+    expect(report.duplicates.webhookDeliveriesBeyondFirst).toBe(1);
+  });
+
+  const cases: [string, (input: AuditInput) => void][] = [
+    [
+      "no-order-lost",
+      (i) => {
+        i.views.A = null;
+      },
+    ],
+    ["replay-returns-same-order", (i) => i.client.replayMismatches.push("k-A: A then X")],
+    [
+      "every-order-terminal",
+      (i) => {
+        i.views.A = { ...(i.views.A as OrderView), status: "attention", attention: ["payment outcome unknown"] };
+      },
+    ],
+    ["one-charge-per-paid-order", (i) => i.ledgers.payment.charges.push(charge("A", "pay_2"))],
+    ["no-charge-for-failed-payment", (i) => i.ledgers.payment.charges.push(charge("B", "pay_9"))],
+    [
+      "charge-matches-recorded-payment",
+      (i) => {
+        i.ledgers.payment.charges = [charge("A", "pay_other")];
+      },
+    ],
+    ["at-most-one-email-per-key", (i) => i.ledgers.email.emails.push(mail("A", "confirmation-email", "m-dup"))],
+    [
+      "one-confirmation-per-paid-order",
+      (i) => {
+        i.ledgers.email.emails = i.ledgers.email.emails.filter((e) => !e.idempotencyKey.endsWith("confirmation-email"));
+      },
+    ],
+    [
+      "one-shipping-email-per-completed-order",
+      (i) => {
+        i.ledgers.email.emails = i.ledgers.email.emails.filter((e) => !e.idempotencyKey.endsWith("shipping-email"));
+      },
+    ],
+    [
+      "one-picklist-per-paid-order",
+      (i) => {
+        i.ledgers.warehouse.picklists = [];
+      },
+    ],
+    [
+      "at-most-one-shipment-per-order",
+      (i) =>
+        i.ledgers.warehouse.shipments.push({
+          shipmentId: "ship_2",
+          picklistId: "pick-A",
+          orderId: "A",
+          eventId: "e2",
+          at,
+        }),
+    ],
+  ];
+
+  it.each(cases)("reports %s when the ledgers or views break it", (name, breakIt) => {
+    const input = clean();
+    breakIt(input);
+    const report = audit(input);
+    expect(report.violated).toContain(name);
+    const check = report.checks.find((c) => c.name === name);
+    expect(check?.violations.length).toBeGreaterThan(0);
+  });
+
+  it("reports unknown outcomes with how they were settled, from the histories", () => {
+    const input = clean();
+    const a = input.views.A as OrderView;
+    a.history = [
+      { version: 1, type: "PaymentUnknown", recordedAt: at, data: { type: "PaymentUnknown", key: "order:A:payment" } },
+      {
+        version: 2,
+        type: "PaymentCompleted",
+        recordedAt: at,
+        data: { type: "PaymentCompleted", key: "order:A:payment", paymentId: "pay_1", via: "lookup" },
+      },
+      { version: 3, type: "PicklistNeedsReconciliation", recordedAt: at, data: { key: "order:A:picklist" } },
+    ];
+    const report = audit(input);
+    expect(report.unknown.items).toEqual([
+      { key: "order:A:payment", fact: "payment", settledVia: "lookup", outcome: "Completed" },
+      { key: "order:A:picklist", fact: "picklist", settledVia: "unresolved", outcome: "Unknown" },
+    ]);
+    expect(report.unknown.byVia).toEqual({ lookup: 1, unresolved: 1 });
+  });
+});

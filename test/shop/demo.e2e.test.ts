@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuditReport } from "../../examples/shop/demo/audit.js";
+import { runDemo } from "../../examples/shop/demo/run-demo.js";
+import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+
+// The whole demo: providers in this process, the shop's worker as a child process killed on a
+// seeded schedule, heavy provider faults, duplicate and late webhooks; then the audit from the
+// providers' ledgers. Kept to 35 orders so each run takes seconds, not minutes.
+
+const ORDERS = 35;
+const SEED = 4242;
+
+function expectCleanAudit(report: AuditReport) {
+  const failed = report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.violations.slice(0, 3).join("; ")}`);
+  expect(failed).toEqual([]);
+  expect(report.orders.placed).toBe(ORDERS);
+  const ended = (report.orders.byStatus.completed ?? 0) + (report.orders.byStatus.payment_failed ?? 0);
+  expect(ended).toBe(ORDERS);
+  // Ledger totals agree with the statuses: one charge per completed order, none for the declined.
+  expect(report.charges.total).toBe(report.orders.byStatus.completed ?? 0);
+  expect(report.charges.declines).toBe(report.orders.byStatus.payment_failed ?? 0);
+  expect(report.emails.total).toBe(2 * (report.orders.byStatus.completed ?? 0));
+  expect(report.worker.incarnations).toBe(1 + report.worker.killedByParent + report.worker.killedAtFaultPoint);
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "oncely-demo-e2e-"));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("npm start demo, heavy faults, fixed seed", () => {
+  it("on SQLite: every order ends, the providers' ledgers show no double effect, the worker was killed and survived", async () => {
+    const result = await runDemo({ orders: ORDERS, seed: SEED, faults: "heavy", sqlitePath: join(dir, "demo.db") });
+    expectCleanAudit(result.report);
+    expect(result.timedOut).toBe(false);
+    expect(result.report.worker.killedByParent + result.report.worker.killedAtFaultPoint).toBeGreaterThan(0);
+  });
+
+  it("on SQLite with a payment provider that does not dedup: ambiguous charges are settled by lookup, never charged twice", async () => {
+    const result = await runDemo({
+      orders: ORDERS,
+      seed: SEED + 1,
+      faults: "heavy",
+      sqlitePath: join(dir, "demo-nodedup.db"),
+      paymentNoIdempotency: true,
+    });
+    expectCleanAudit(result.report);
+  });
+
+  describe("on PostgreSQL", async () => {
+    const pgService = await probePostgres();
+    let schema: Awaited<ReturnType<typeof freshPgSchema>> | undefined;
+    afterAll(async () => {
+      await schema?.drop();
+    });
+    it.skipIf(!pgService.available)(
+      `same audit${pgService.available ? "" : ` (skipped: ${pgService.reason})`}`,
+      async () => {
+        schema = await freshPgSchema("demo_e2e");
+        const result = await runDemo({
+          orders: ORDERS,
+          seed: SEED,
+          faults: "heavy",
+          db: PG_URL,
+          pgSchema: schema.schema,
+          sqlitePath: join(dir, "pg-run", "unused.db"),
+        });
+        expect(result.backend).toBe("postgres");
+        expectCleanAudit(result.report);
+        expect(result.report.worker.killedByParent + result.report.worker.killedAtFaultPoint).toBeGreaterThan(0);
+      },
+    );
+  });
+});
