@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
 import { toError } from "../core/errors.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
@@ -14,8 +14,10 @@ export interface RelayOptions {
   /** Subject prefix: events go to `<prefix>.<source>.<type>` unless `subjectOf` says otherwise. */
   subjectPrefix?: string;
   subjectOf?: (envelope: Envelope) => string;
-  /** Lease owner id; unique per relay process (default `relay`). */
+  /** Lease owner id; unique per relay process (default `relay`). Each claim adds a token of its own. */
   owner?: string;
+  /** For the per-claim lease token (seeded in simulation). */
+  random?: Random;
   clock?: Clock;
   faults?: Faults;
   logger?: Logger;
@@ -66,6 +68,8 @@ export class Relay {
   private wake: (() => void) | undefined;
   private signalled = false;
   readonly stats = { published: 0, failures: 0, invalid: 0 };
+  private claims = 0;
+  private readonly random: Random;
 
   constructor(options: RelayOptions) {
     this.journal = options.journal;
@@ -74,6 +78,7 @@ export class Relay {
     this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
     this.owner = options.owner ?? "relay";
     this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? systemRandom;
     this.faults = options.faults ?? noFaults;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics ?? messagingMetrics();
@@ -90,15 +95,19 @@ export class Relay {
    * Throws only what the fault registry injects (a simulated crash); transport errors are retried.
    */
   async runOnce(): Promise<number> {
+    // A lease token of its own per claim (as the dispatcher does): a relay that stalled past its
+    // lease, or another relay started with the same owner id, can no longer mark a row that was
+    // claimed again after it.
+    const lease = `${this.owner}#${++this.claims}.${Math.floor(this.random.next() * 2 ** 32).toString(36)}`;
     const rows = await this.journal.claimOutbox({
-      owner: this.owner,
+      owner: lease,
       now: this.clock.now(),
       leaseMs: this.leaseMs,
       limit: this.batchSize,
       categories: ["event"],
       inStreamOrder: true,
     });
-    const results = await Promise.allSettled(rows.map((row) => this.relayRow(row)));
+    const results = await Promise.allSettled(rows.map((row) => this.relayRow(row, lease)));
     const crash = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (crash) throw crash.reason;
     return rows.length;
@@ -114,7 +123,7 @@ export class Relay {
     }
   }
 
-  private async relayRow(row: OutboxRow): Promise<void> {
+  private async relayRow(row: OutboxRow, lease: string): Promise<void> {
     let envelope: Envelope;
     try {
       envelope = envelopeFromOutbox(row);
@@ -125,7 +134,7 @@ export class Relay {
       this.logger.error({ id: row.id, err: error }, "outbox event row is not a valid envelope; marked dead");
       await this.journal.updateOutbox(
         row.id,
-        this.owner,
+        lease,
         { status: "dead", lastError: toError(error).message },
         this.clock.now(),
       );
@@ -141,7 +150,7 @@ export class Relay {
       this.logger.warn({ id: row.id, attempts, delay, err: error }, "publish failed; will retry");
       await this.journal.updateOutbox(
         row.id,
-        this.owner,
+        lease,
         { attempts, notBefore: this.clock.now() + delay, lastError: toError(error).message },
         this.clock.now(),
       );
@@ -150,7 +159,7 @@ export class Relay {
     await this.faults.hit("relay.published");
     const marked = await this.journal.updateOutbox(
       row.id,
-      this.owner,
+      lease,
       { status: "done", outcome: "published", attempts: row.attempts + 1, lastError: null },
       this.clock.now(),
     );

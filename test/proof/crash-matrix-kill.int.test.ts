@@ -1,0 +1,3 @@
+import { matrixSuite } from "./matrix-suite.js";
+
+matrixSuite("kill", ["sqlite", "postgres"]);

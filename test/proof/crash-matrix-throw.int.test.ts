@@ -1,0 +1,3 @@
+import { matrixSuite } from "./matrix-suite.js";
+
+matrixSuite("throw", ["sqlite", "postgres"]);
