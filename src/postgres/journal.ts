@@ -26,6 +26,7 @@ import { OutboxListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import * as sequencing from "./sequencing.js";
+import { withClient } from "./sql.js";
 import * as streams from "./streams.js";
 import { type Tables, tables } from "./tables.js";
 
@@ -131,25 +132,18 @@ export class PostgresJournal implements Journal {
   }
 
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      if (isConnectionError(error)) broken = error as Error;
-      else {
-        await client.query("ROLLBACK").catch((e: Error) => {
-          broken = e;
-        });
+    return withClient(this.pool, async (client, markBroken) => {
+      try {
+        await client.query("BEGIN");
+        const result = await work(client);
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        if (isConnectionError(error)) markBroken(error as Error);
+        else await client.query("ROLLBACK").catch(markBroken);
+        throw error;
       }
-      throw error;
-    } finally {
-      // A broken connection is destroyed instead of going back to the pool.
-      client.release(broken);
-    }
+    });
   }
 
   readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {

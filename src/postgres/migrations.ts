@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -103,9 +104,7 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+  await withClient(pool, async (client, markBroken) => {
     for (const migration of migrations) {
       await client.query("BEGIN");
       try {
@@ -128,13 +127,9 @@ export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {
         }
         await client.query("COMMIT");
       } catch (error) {
-        await client.query("ROLLBACK").catch((e: Error) => {
-          broken = e;
-        });
+        await client.query("ROLLBACK").catch(markBroken);
         throw error;
       }
     }
-  } finally {
-    client.release(broken);
-  }
+  });
 }

@@ -2,3 +2,31 @@ import type pg from "pg";
 
 /** A pool or a checked-out client: both run one statement. */
 export type Queryable = Pick<pg.Pool, "query"> | pg.PoolClient;
+
+/**
+ * Check a client out of the pool for `work` and give it back, destroyed if its connection broke.
+ * While checked out, a client's connection can die between two statements (a terminated backend,
+ * a server restart); pg then emits 'error' on the client, and with nobody listening that is an
+ * uncaught exception that ends the process. The listener records it instead; the next statement
+ * fails and the caller sees that failure.
+ */
+export async function withClient<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, markBroken: (error: Error) => void) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on("error", onError);
+  try {
+    return await work(client, (error) => {
+      broken = error;
+    });
+  } finally {
+    client.off("error", onError);
+    // A broken connection is destroyed instead of going back to the pool.
+    client.release(broken);
+  }
+}
