@@ -25,8 +25,9 @@ export async function withClient<T>(
       broken = error;
     });
   } finally {
-    client.off("error", onError);
-    // A broken connection is destroyed instead of going back to the pool.
+    // A broken connection is destroyed instead of going back to the pool. It keeps our listener:
+    // the server's FATAL message can still arrive after the failed statement rejected.
+    if (!broken) client.off("error", onError);
     client.release(broken);
   }
 }
