@@ -33,6 +33,21 @@ export const shopEnvSchema = z.strictObject({
   EFFECT_TIMEOUT_MS: z.coerce.number<string>().int("must be an integer").min(50).max(600_000).default(5000),
   /** Lease owner id of this process's dispatcher (unique per process). */
   DISPATCHER_OWNER: z.string().min(1).optional(),
+  /** Transport of integration events; default `nats` when NATS_URL is set, else `in-process`. */
+  TRANSPORT: z.enum(["in-process", "nats"], { message: "must be in-process or nats" }).optional(),
+  /** NATS server for the JetStream stream `SHOP` (e.g. nats://127.0.0.1:4222). */
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls):\/\/.+/, "must be a nats:// URL such as nats://127.0.0.1:4222")
+    .optional(),
+  /** In-process transport only: probability that an integration event is delivered twice. */
+  INTEGRATION_DUPLICATE_RATE: z.coerce.number<string>().min(0).max(1).optional(),
+  /** In-process transport only: each delivery waits 0..N ms (which also reorders). */
+  INTEGRATION_MAX_DELAY_MS: z.coerce.number<string>().int().min(0).max(60_000).optional(),
+  /** In-process transport only: published events are shuffled in windows of this many. */
+  INTEGRATION_REORDER_WINDOW: z.coerce.number<string>().int().min(0).max(1000).optional(),
+  /** A gap in a producer's sequence open longer than this is alerted. */
+  GAP_TIMEOUT_MS: z.coerce.number<string>().int().min(100).max(3_600_000).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("warn"),
 });
 

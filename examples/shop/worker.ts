@@ -25,20 +25,20 @@ const shop = await startShop({ ...shopOptionsFromEnv(env), faults, logger });
 process.stdout.write(`${JSON.stringify({ ready: true, url: shop.url, pid: process.pid })}\n`);
 
 let stopping = false;
-const stop = () => {
+const stop = async () => {
   if (stopping) return;
   stopping = true;
-  const stats = { runtime: { ...shop.runtime.stats }, dispatcher: { ...shop.dispatcher.stats } };
-  void shop
-    .close()
-    .then(() => {
-      process.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);
-      process.exit(0);
-    })
-    .catch((error: unknown) => {
-      logger.error({ err: error }, "worker: clean stop failed");
-      process.exit(1);
-    });
+  try {
+    // Read before closing: the journal-wide figures need the journal.
+    const integration = await shop.contexts.stats().catch(() => null);
+    const stats = { runtime: { ...shop.runtime.stats }, dispatcher: { ...shop.dispatcher.stats }, integration };
+    await shop.close();
+    process.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);
+    process.exit(0);
+  } catch (error) {
+    logger.error({ err: error }, "worker: clean stop failed");
+    process.exit(1);
+  }
 };
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
+process.once("SIGTERM", () => void stop());
+process.once("SIGINT", () => void stop());

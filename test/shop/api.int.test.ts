@@ -148,6 +148,40 @@ describe("orders", () => {
     expect(listed.body.orders.map((o: { orderId: string }) => o.orderId)).toContain(id);
   });
 
+  it("shows the order view built from integration events: facts, derived status, timeline per producer in version order", async () => {
+    const id = (await call("POST", "/orders", { ...order, email: "dee@example.com" })).body.orderId as string;
+    await expect
+      .poll(async () => (await call("GET", `/order-views/${id}`)).body?.timeline?.length, { timeout: 20_000 })
+      .toBe(4);
+    const view = (await call("GET", `/order-views/${id}`)).body;
+    expect(view).toMatchObject({
+      orderId: id,
+      status: "shipped",
+      payment: "Processed",
+      paymentId: expect.stringMatching(/^pay_/),
+      shipping: "Shipped",
+      shipmentId: expect.stringMatching(/^ship_/),
+      placed: { currency: "EUR", amount: 2500 },
+    });
+    const timeline = view.timeline as { source: string; type: string; aggregateVersion: number }[];
+    expect(timeline.slice(0, 2).map((t) => [t.source, t.type, t.aggregateVersion])).toEqual([
+      ["ordering", "OrderPlaced", 1],
+      ["payment", "PaymentProcessed", 1],
+    ]);
+    // Shipping's two events in the order Shipping recorded them (the webhook may beat the picklist's outcome).
+    expect(timeline.slice(2).map((t) => [t.source, t.aggregateVersion])).toEqual([
+      ["shipping", 1],
+      ["shipping", 2],
+    ]);
+    expect(
+      timeline
+        .slice(2)
+        .map((t) => t.type)
+        .sort(),
+    ).toEqual(["OrderShipped", "PicklistAccepted"]);
+    await expectRejected(await call("GET", "/order-views/ord_nobody"), 404, "ord_nobody");
+  });
+
   it("answers 404 for unknown order ids, 400 for malformed ids and bad filters", async () => {
     await expectRejected(await call("GET", "/orders/ord_doesnotexist"), 404, "ord_doesnotexist");
     await expectRejected(await call("GET", "/orders/bad%20id!"), 400, "id");
@@ -202,12 +236,14 @@ describe("POST /webhooks/warehouse", () => {
     );
     await expectRejected(await call("POST", "/webhooks/warehouse", "{not json"), 400);
     const before = await orderStreams();
+    const shipmentsBefore = await shop.journal.listStreams("shipment/");
     await expectRejected(
       await call("POST", "/webhooks/warehouse", { ...webhook(), orderId: "ord_nobody", eventId: "evt-x" }),
       404,
       "ord_nobody",
     );
     expect(await orderStreams()).toEqual(before);
+    expect(await shop.journal.listStreams("shipment/")).toEqual(shipmentsBefore);
   });
 });
 

@@ -170,14 +170,29 @@ describe("demo audit", () => {
     const input = clean();
     const a = input.views.A as OrderView;
     a.history = [
-      { version: 1, type: "PaymentUnknown", recordedAt: at, data: { type: "PaymentUnknown", key: "order:A:payment" } },
       {
+        stream: "payment/A",
+        version: 1,
+        type: "PaymentUnknown",
+        recordedAt: at,
+        data: { type: "PaymentUnknown", key: "order:A:payment" },
+      },
+      // The order's own record of the integration fact is not the payment effect's outcome.
+      { stream: "order/A", version: 2, type: "PaymentFailed", recordedAt: at, data: { reason: "x" } },
+      {
+        stream: "payment/A",
         version: 2,
         type: "PaymentCompleted",
         recordedAt: at,
         data: { type: "PaymentCompleted", key: "order:A:payment", paymentId: "pay_1", via: "lookup" },
       },
-      { version: 3, type: "PicklistNeedsReconciliation", recordedAt: at, data: { key: "order:A:picklist" } },
+      {
+        stream: "shipment/A",
+        version: 3,
+        type: "PicklistNeedsReconciliation",
+        recordedAt: at,
+        data: { key: "order:A:picklist" },
+      },
     ];
     const report = audit(input);
     expect(report.unknown.items).toEqual([

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditReport } from "../../examples/shop/demo/audit.js";
 import { runDemo } from "../../examples/shop/demo/run-demo.js";
-import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { freshPgSchema, NATS_URL, PG_URL, probeNats, probePostgres } from "../support/services.js";
 
 // The whole demo: providers in this process, the shop's worker as a child process killed on a
 // seeded schedule, heavy provider faults, duplicate and late webhooks; then the audit from the
@@ -14,6 +14,10 @@ const ORDERS = 35;
 const SEED = 4242;
 
 function expectCleanAudit(report: AuditReport) {
+  // The order views built from integration events agree with the orders; nothing parked or dead-lettered.
+  expect(report.checks.map((c) => c.name)).toEqual(
+    expect.arrayContaining(["order-views-agree", "integration-events-settled"]),
+  );
   const failed = report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.violations.slice(0, 3).join("; ")}`);
   expect(failed).toEqual([]);
   expect(report.orders.placed).toBe(ORDERS);
@@ -40,6 +44,9 @@ describe("npm start demo, heavy faults, fixed seed", () => {
     expectCleanAudit(result.report);
     expect(result.timedOut).toBe(false);
     expect(result.report.worker.killedByParent + result.report.worker.killedAtFaultPoint).toBeGreaterThan(0);
+    // Integration events were duplicated by the transport and dropped by the inboxes.
+    expect(result.integration.transport).toBe("in-process");
+    expect(result.integration.duplicatesSuppressedAtLeast).toBeGreaterThan(0);
   });
 
   it("on SQLite with a payment provider that does not dedup: ambiguous charges are settled by lookup, never charged twice", async () => {
@@ -51,6 +58,25 @@ describe("npm start demo, heavy faults, fixed seed", () => {
       paymentNoIdempotency: true,
     });
     expectCleanAudit(result.report);
+  });
+
+  describe("with NATS JetStream as transport", async () => {
+    const natsService = await probeNats();
+    it.skipIf(!natsService.available)(
+      `same audit${natsService.available ? "" : ` (skipped: ${natsService.reason})`}`,
+      async () => {
+        const result = await runDemo({
+          orders: ORDERS,
+          seed: SEED,
+          faults: "heavy",
+          sqlitePath: join(dir, "demo-nats.db"),
+          transport: "nats",
+          natsUrl: NATS_URL,
+        });
+        expect(result.integration.transport).toBe("nats");
+        expectCleanAudit(result.report);
+      },
+    );
   });
 
   describe("on PostgreSQL", async () => {

@@ -1,5 +1,6 @@
+import { parseAddress } from "../../../src/core/address.js";
 import { EFFECT_FACTS, type EffectFact, effectKey } from "../ordering/effects.js";
-import { EVENT_STAGE, type Via } from "../ordering/events.js";
+import { EVENT_STAGE, FACT_STREAM, type Via } from "../ordering/events.js";
 import type { SentEmail } from "../providers/email/server.js";
 import type { Charge, Decline } from "../providers/payment/server.js";
 import type { Picklist, Shipment, WebhookAttempt } from "../providers/warehouse/server.js";
@@ -25,12 +26,24 @@ export interface OperatorSettlement {
   evidence: string;
 }
 
+/** What `GET /order-views/:id` answers, as far as the audit reads it. */
+export interface IntegrationView {
+  status: string;
+  payment: string | null;
+  shipping: string | null;
+  paymentId: string | null;
+  shipmentId: string | null;
+  timeline: { source: string; type: string; aggregateVersion: number }[];
+}
+
 export interface AuditInput {
   /** Orders the client got a 201/200 for. */
   placed: { key: string; orderId: string }[];
   /** The shop's view of each placed order; null when the shop answered 404. */
   views: Record<string, OrderView | null>;
   ledgers: Ledgers;
+  /** The order views built from integration events only, and what is left unsettled among them. */
+  integration?: { views: Record<string, IntegrationView | null>; deadLetters: number; parkedAtEnd: number };
   operator: OperatorSettlement[];
   client: {
     requests: number;
@@ -212,6 +225,44 @@ export function audit(input: AuditInput): AuditReport {
     ],
   );
 
+  if (input.integration) {
+    const { views: integrationViews } = input.integration;
+    check(
+      "order-views-agree",
+      "the order view built from integration events agrees with the order: payment, shipment and their ids, a complete timeline",
+      orders.flatMap((o) => {
+        if (o.view === null) return [];
+        const v = integrationViews[o.orderId] ?? null;
+        if (v === null) return [`order ${o.orderId}: no order view`];
+        const problems: string[] = [];
+        const payment = { Completed: "Processed", Failed: "Failed" }[o.view.payment.status as string] ?? null;
+        if ((v.payment === "NeedsAttention" ? null : v.payment) !== payment) {
+          problems.push(`order ${o.orderId}: payment ${o.view.payment.status}, view ${v.payment}`);
+        }
+        if ((o.view.payment.paymentId ?? null) !== v.paymentId) {
+          problems.push(`order ${o.orderId}: paymentId ${o.view.payment.paymentId}, view ${v.paymentId}`);
+        }
+        if ((o.view.shipping.status === "Completed") !== (v.shipping === "Shipped")) {
+          problems.push(`order ${o.orderId}: shipping ${o.view.shipping.status}, view ${v.shipping}`);
+        }
+        // One OrderPlaced, one payment outcome (plus an attention notice if it went to reconciliation),
+        // PicklistAccepted and OrderShipped for a paid order.
+        const sources = countBy(v.timeline, (t) => t.source);
+        const expectedShipping = o.view.payment.status === "Completed" ? 2 : 0;
+        if (sources.get("ordering") !== 1 || (sources.get("shipping") ?? 0) !== expectedShipping) {
+          problems.push(
+            `order ${o.orderId}: timeline ${v.timeline.map((t) => `${t.source}:${t.type}@${t.aggregateVersion}`).join(", ")}`,
+          );
+        }
+        return problems;
+      }),
+    );
+    check("integration-events-settled", "no integration event left parked behind a gap, none dead-lettered", [
+      ...(input.integration.parkedAtEnd > 0 ? [`${input.integration.parkedAtEnd} events still parked`] : []),
+      ...(input.integration.deadLetters > 0 ? [`${input.integration.deadLetters} dead letters`] : []),
+    ]);
+  }
+
   const unknownItems = unknownOutcomes(orders.map((o) => o.view).filter((v): v is OrderView => v !== null));
   const webhookDelivered = ledgers.warehouse.webhooks.filter((w) => w.outcome === "delivered");
   const recordedShipments = orders.reduce(
@@ -258,12 +309,18 @@ export function audit(input: AuditInput): AuditReport {
   };
 }
 
-/** Effects that went Unknown at least once, from the order histories, and how each was settled. */
+/**
+ * Effects that went Unknown at least once, from the order histories (which span the order's,
+ * payment's and shipment's streams), and how each was settled. Each effect is read in the stream
+ * that owns it (`FACT_STREAM`): the order's own `PaymentFailed` is an integration fact, not the
+ * payment effect's failure.
+ */
 export function unknownOutcomes(views: OrderView[]): UnknownOutcome[] {
   const out: UnknownOutcome[] = [];
   for (const view of views) {
     for (const fact of EFFECT_FACTS) {
       const stages = view.history.flatMap((h) => {
+        if (parseAddress(h.stream).type !== FACT_STREAM[fact]) return [];
         const staged = EVENT_STAGE.get(h.type);
         return staged?.fact === fact ? [{ stage: staged.stage, data: h.data as { via?: Via } }] : [];
       });

@@ -1,4 +1,5 @@
 import type { Random } from "../../../src/core/clock.js";
+import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
 import type { EmailFaults } from "../providers/email/server.js";
 import type { PaymentFaults } from "../providers/payment/server.js";
 import type { WarehouseFaults } from "../providers/warehouse/server.js";
@@ -34,6 +35,13 @@ export interface FaultProfile {
   kills: KillPlan;
   /** Fraction of orders the client posts twice on purpose (same key, same body): a double-click. */
   replayRate: number;
+  /**
+   * Misdelivery of integration events by the in-process transport: duplicates, delays (which
+   * reorder) and shuffled windows. With NATS the broker is real and nothing is injected.
+   */
+  integration: InProcessFaultKnobs;
+  /** A gap in a producer's sequence open longer than this is alerted (and supplied from the producer). */
+  gapTimeoutMs: number;
 }
 
 /** Slow answers take longer than the shop's per-call timeout (the demo sets it to 1000 ms). */
@@ -49,6 +57,8 @@ export function faultProfile(level: FaultLevel): FaultProfile {
         warehouse: {},
         kills: { max: 0, minGapMs: 0, maxGapMs: 0, faultPointRate: 0 },
         replayRate: 0,
+        integration: {},
+        gapTimeoutMs: 30_000,
       };
     case "light":
       return {
@@ -58,6 +68,8 @@ export function faultProfile(level: FaultLevel): FaultProfile {
         warehouse: { failRate: 0.03, dropAfterRate: 0.03, duplicateRate: 0.2, lateRate: 0.1, lateMs: 500 },
         kills: { max: 2, minGapMs: 1500, maxGapMs: 4000, faultPointRate: 0.5 },
         replayRate: 0.05,
+        integration: { duplicateRate: 0.1, maxDelayMs: 300, reorderWindow: 4 },
+        gapTimeoutMs: 2_000,
       };
     case "heavy":
       return {
@@ -75,6 +87,8 @@ export function faultProfile(level: FaultLevel): FaultProfile {
         },
         kills: { max: 8, minGapMs: 500, maxGapMs: 2000, faultPointRate: 0.4 },
         replayRate: 0.1,
+        integration: { duplicateRate: 0.3, maxDelayMs: 1_500, reorderWindow: 8 },
+        gapTimeoutMs: 1_000,
       };
   }
 }

@@ -38,6 +38,18 @@ const program = new Command()
     }
     return value;
   })
+  .option(
+    "--transport <kind>",
+    "transport of integration events: in-process (with injected duplicates, delays, reordering) or nats",
+    (value: string) => {
+      if (value !== "in-process" && value !== "nats") {
+        throw new InvalidArgumentError(`--transport must be in-process or nats, got "${value}"`);
+      }
+      return value;
+    },
+    "in-process",
+  )
+  .option("--nats-url <url>", "NATS server for --transport nats", "nats://127.0.0.1:4222")
   .option("--payment-no-idempotency", "the payment provider charges on every request: ambiguous charges are looked up")
   .exitOverride((error) => {
     process.exit(error.exitCode === 0 ? 0 : 2);
@@ -49,6 +61,8 @@ const opts = program.opts<{
   faults: FaultLevel;
   db?: string;
   paymentNoIdempotency?: boolean;
+  transport: "in-process" | "nats";
+  natsUrl: string;
 }>();
 
 const tty = process.stdout.isTTY === true;

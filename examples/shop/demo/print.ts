@@ -9,7 +9,7 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   const seconds = (result.durationMs / 1000).toFixed(1);
   add();
   add(
-    `oncely shop demo — ${options.orders} orders, faults ${options.faults}, seed ${options.seed}, journal ${result.backend}, ${seconds} s`,
+    `oncely shop demo — ${options.orders} orders, faults ${options.faults}, seed ${options.seed}, journal ${result.backend}, transport ${result.integration.transport}, ${seconds} s`,
   );
   add("Audit from the providers' own ledgers (GET /ledger), compared with the shop's order views.");
   add();
@@ -41,6 +41,23 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   add(
     "  (the last two are the workers' own counters, polled every 300 ms: a killed worker's final counts are lost, hence \"at least\")",
   );
+  add();
+  const i = result.integration;
+  add(`Integration events between the contexts (transport ${i.transport})`);
+  add(
+    i.injected
+      ? `  injected misdelivery: duplicates ${Math.round(i.injected.duplicateRate * 100)}%, delays up to ${i.injected.maxDelayMs} ms, shuffled in windows of ${i.injected.reorderWindow}`
+      : "  injected misdelivery: none (a real broker: redelivery after kills, republish after a relay crash)",
+  );
+  add(
+    `  published by the relay: ${i.published}${i.republishedAtRestarts ? ` (+ ${i.republishedAtRestarts} published again after worker restarts)` : ""}`,
+  );
+  add(`  duplicates suppressed by the consumers' inboxes: at least ${i.duplicatesSuppressedAtLeast}`);
+  add(
+    `  parked ahead of a gap (timeline, sequenced): at least ${i.parkedAtLeast}, released in order: at least ${i.releasedAtLeast}; still parked at the end: ${i.parkedAtEnd}`,
+  );
+  add(`  gaps alerted (open past the timeout, then supplied from the producer's outbox): ${i.gapsAlerted}`);
+  add(`  dead letters: ${i.deadLetters}`);
   add();
   add("Unknown outcomes (effects that went Unknown at least once, from the order histories)");
   if (r.unknown.total === 0) add("  none");

@@ -2,11 +2,12 @@ import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import { type Random, seededRandom } from "../../../src/core/clock.js";
+import { resetShopStream } from "../contexts.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
 import type { OrderView } from "../service/order-view.js";
-import { type AuditReport, audit, type Ledgers, type OperatorSettlement } from "./audit.js";
+import { type AuditReport, audit, type IntegrationView, type Ledgers, type OperatorSettlement } from "./audit.js";
 import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
 import { freePort, WorkerSupervisor } from "./worker-process.js";
 
@@ -29,6 +30,10 @@ export interface DemoOptions {
   sqlitePath?: string;
   /** The payment provider charges again on every request; the shop may only look charges up. */
   paymentNoIdempotency?: boolean;
+  /** Transport of integration events between the contexts (default in-process, with injected misdelivery). */
+  transport?: "in-process" | "nats";
+  /** Default nats://127.0.0.1:4222. The demo deletes and recreates the stream `SHOP` first. */
+  natsUrl?: string;
   /** Orders in flight at once (default 8). */
   concurrency?: number;
   /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
@@ -47,9 +52,29 @@ export interface DemoProgress {
   attention: number;
 }
 
+/** Integration events between the contexts, summed over worker incarnations. */
+export interface IntegrationSummary {
+  transport: "in-process" | "nats";
+  /** The misdelivery injected by the in-process transport (none with NATS). */
+  injected: { duplicateRate: number; maxDelayMs: number; reorderWindow: number } | null;
+  published: number;
+  /** Deliveries the consumers' (or actors') inboxes recognised as handled before; polled, so a lower bound. */
+  duplicatesSuppressedAtLeast: number;
+  /** Messages parked ahead of a gap by the sequenced timeline consumer, and released in order (lower bounds). */
+  parkedAtLeast: number;
+  releasedAtLeast: number;
+  /** Journal-wide at the end. */
+  parkedAtEnd: number;
+  gapsAlerted: number;
+  deadLetters: number;
+  /** Events published again at a restart of the in-process transport (lost with the killed worker's memory). */
+  republishedAtRestarts: number;
+}
+
 export interface DemoResult {
   report: AuditReport;
   backend: "sqlite" | "postgres";
+  integration: IntegrationSummary;
   durationMs: number;
   /** Where the workers' stderr (warnings) went. */
   workerLog: string;
@@ -74,6 +99,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const databaseUrl = options.db
     ? await freshPostgres(options.db, options.pgSchema ?? "oncely_demo")
     : freshSqlite(sqlitePath);
+  const transport = options.transport ?? "in-process";
+  const natsUrl = options.natsUrl ?? "nats://127.0.0.1:4222";
+  // A fresh journal must not meet an earlier run's events: new durables start at the stream's first message.
+  if (transport === "nats") await resetShopStream(natsUrl);
+  const injected =
+    transport === "in-process"
+      ? {
+          duplicateRate: profile.integration.duplicateRate ?? 0,
+          maxDelayMs: profile.integration.maxDelayMs ?? 0,
+          reorderWindow: profile.integration.reorderWindow ?? 0,
+        }
+      : null;
 
   const closers: (() => Promise<void>)[] = [];
   try {
@@ -113,6 +150,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         SHOP_URL: shopUrl,
         PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
         EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
+        TRANSPORT: transport,
+        ...(transport === "nats" ? { NATS_URL: natsUrl } : {}),
+        ...(injected
+          ? {
+              INTEGRATION_DUPLICATE_RATE: String(injected.duplicateRate),
+              INTEGRATION_MAX_DELAY_MS: String(injected.maxDelayMs),
+              INTEGRATION_REORDER_WINDOW: String(injected.reorderWindow),
+            }
+          : {}),
+        GAP_TIMEOUT_MS: String(profile.gapTimeoutMs),
         LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       },
       // Incarnations armed to die at a fault point count against the same kill budget.
@@ -129,6 +176,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     // Progress and counters: polled, summed over incarnations by pid (a killed one keeps its last poll).
     const perWorker = new Map<number, { duplicates: number; retried: number }>();
+    const integrationPerWorker = new Map<number, IntegrationCounters>();
+    let journalWide = { gapsAlerted: 0, deadLetters: 0, parkedNow: 0 };
     const operator: OperatorSettlement[] = [];
     let reconcileWaiting = 0;
     let stopPolling = false;
@@ -137,6 +186,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         const stats = await api.stats().catch(() => undefined);
         if (stats) {
           perWorker.set(stats.pid, { duplicates: stats.runtime.duplicates, retried: stats.dispatcher?.retried ?? 0 });
+          if (stats.integration) {
+            integrationPerWorker.set(stats.pid, countersOf(stats.integration));
+            journalWide = stats.integration;
+          }
           progress.terminal = (stats.orders.byStatus.completed ?? 0) + (stats.orders.byStatus.payment_failed ?? 0);
           progress.attention = stats.orders.byStatus.attention ?? 0;
           reconcileWaiting = stats.reconciliation;
@@ -208,9 +261,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await poller;
     report();
     const views: Record<string, OrderView | null> = {};
+    const integrationViews: Record<string, IntegrationView | null> = {};
     await forEachLimit(placed, 8, async ({ orderId }) => {
       views[orderId] = await api.order(orderId);
+      integrationViews[orderId] = await api.orderView(orderId);
     });
+    const lastStats = await api.stats().catch(() => undefined);
+    if (lastStats?.integration) journalWide = lastStats.integration;
     const ledgers: Ledgers = {
       payment: await getJson(`${payment.url}/ledger`),
       email: await getJson(`${email.url}/ledger`),
@@ -220,11 +277,31 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const last = supervisor.finalStats;
     if (last && supervisor.pid !== undefined) {
       perWorker.set(supervisor.pid, { duplicates: last.runtime.duplicates, retried: last.dispatcher.retried });
+      if (last.integration) integrationPerWorker.set(supervisor.pid, countersOf(last.integration));
     }
+    const sumIntegration = (field: keyof IntegrationCounters) =>
+      [...integrationPerWorker.values()].reduce((n, w) => n + w[field], 0);
+    const integration: IntegrationSummary = {
+      transport,
+      injected,
+      published: sumIntegration("published"),
+      duplicatesSuppressedAtLeast: sumIntegration("duplicatesSuppressed"),
+      parkedAtLeast: sumIntegration("parked"),
+      releasedAtLeast: sumIntegration("released"),
+      parkedAtEnd: journalWide.parkedNow,
+      gapsAlerted: journalWide.gapsAlerted,
+      deadLetters: journalWide.deadLetters,
+      republishedAtRestarts: sumIntegration("republishedAtStart"),
+    };
     const sum = (field: "duplicates" | "retried") => [...perWorker.values()].reduce((n, w) => n + w[field], 0);
     const auditReport = audit({
       placed,
       views,
+      integration: {
+        views: integrationViews,
+        deadLetters: journalWide.deadLetters,
+        parkedAtEnd: journalWide.parkedNow,
+      },
       ledgers,
       operator,
       client: {
@@ -247,6 +324,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     return {
       report: auditReport,
       backend: options.db ? "postgres" : "sqlite",
+      integration,
       durationMs: Date.now() - started,
       workerLog,
       timedOut,
@@ -325,8 +403,25 @@ async function getJson<T>(url: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+interface IntegrationCounters {
+  published: number;
+  duplicatesSuppressed: number;
+  parked: number;
+  released: number;
+  republishedAtStart: number;
+}
+
+const countersOf = (s: IntegrationCounters): IntegrationCounters => ({
+  published: s.published,
+  duplicatesSuppressed: s.duplicatesSuppressed,
+  parked: s.parked,
+  released: s.released,
+  republishedAtStart: s.republishedAtStart,
+});
+
 interface StatsAnswer {
   pid: number;
+  integration: (IntegrationCounters & { gapsAlerted: number; deadLetters: number; parkedNow: number }) | null;
   runtime: { duplicates: number };
   dispatcher: { retried: number } | null;
   reconciliation: number;
@@ -369,6 +464,16 @@ class ShopClient {
       if (response.status >= 500) return undefined;
       if (!response.ok) throw new Error(`GET /orders/${orderId} answered ${response.status}`);
       return (await response.json()) as OrderView;
+    });
+  }
+
+  async orderView(orderId: string): Promise<IntegrationView | null> {
+    return this.retrying(async () => {
+      const response = await fetch(`${this.url}/order-views/${orderId}`, { signal: AbortSignal.timeout(5000) });
+      if (response.status === 404) return null;
+      if (response.status >= 500) return undefined;
+      if (!response.ok) throw new Error(`GET /order-views/${orderId} answered ${response.status}`);
+      return (await response.json()) as IntegrationView;
     });
   }
 

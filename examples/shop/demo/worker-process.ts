@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import type { IntegrationStats } from "../contexts.js";
 
 /**
  * The shop's worker as a child process that the demo kills and restarts. The port is chosen once
@@ -28,6 +29,7 @@ export async function freePort(host = "127.0.0.1"): Promise<number> {
 export interface WorkerStats {
   runtime: { duplicates: number; commands: number };
   dispatcher: { retried: number; runs: number };
+  integration?: IntegrationStats | null;
 }
 
 export interface SupervisorEvents {

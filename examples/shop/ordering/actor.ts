@@ -6,9 +6,10 @@ import { evolve } from "./evolve.js";
 import { initialOrderState, type OrderState } from "./state.js";
 
 /**
- * The order actor, `order/{orderId}`. No `onRecovered`: a recovered order has nothing to resume
- * itself, because every effect it asked for sits in the outbox and the dispatcher carries on with
- * the same keys. Recovery only replays events.
+ * The order actor, `order/{orderId}` (Ordering context). No `onRecovered`: a recovered order has
+ * nothing to resume itself, because every mail it asked for and its `OrderPlaced` sit in the
+ * outbox, where the dispatcher and the relay carry on with the same keys and event id.
+ * Recovery only replays events.
  */
 export const orderActor = defineActor<OrderState, OrderCommand, OrderEvent>({
   type: "order",
@@ -17,5 +18,5 @@ export const orderActor = defineActor<OrderState, OrderCommand, OrderEvent>({
   decide,
   parseCommand: parseOrderCommand,
   // Snapshots only shorten recovery; a state from snapshot + tail equals one from full replay.
-  snapshot: { every: 50, schemaVersion: 1 },
+  snapshot: { every: 50, schemaVersion: 2 },
 });

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
+import type { IntegrationCommand } from "./integration.js";
 
 /**
- * Commands an order accepts. `PlaceOrder` comes from the shop's API, `RecordShipment` from the
- * warehouse webhook; effect outcomes (`oncely.effect.*`) come back from the dispatcher.
- * `parseCommand` validates the commands that arrive from outside (the outcomes are built by
- * oncely itself), naming each bad field.
+ * Commands an order accepts. `PlaceOrder` comes from the shop's API; the `Record…` commands from
+ * the Ordering consumer of integration events (`./integration.ts`); effect outcomes
+ * (`oncely.effect.*`) of the two mails from the dispatcher. `parseCommand` validates what arrives
+ * from outside (HTTP), naming each bad field.
  */
 
 const lineSchema = z.strictObject({
@@ -38,18 +39,10 @@ export const placeOrderSchema = z
   });
 export type PlaceOrder = z.infer<typeof placeOrderSchema>;
 
-export const recordShipmentSchema = z.strictObject({
-  type: z.literal("RecordShipment"),
-  eventId: z.string().min(1, "must not be empty"),
-  shipmentId: z.string().min(1, "must not be empty"),
-  occurredAt: z.iso.datetime({ message: "must be an ISO 8601 date-time", offset: true }),
-});
-export type RecordShipment = z.infer<typeof recordShipmentSchema>;
+export type OrderCommand = PlaceOrder | IntegrationCommand;
 
-export type OrderCommand = PlaceOrder | RecordShipment;
-
-const commandSchema = z.discriminatedUnion("type", [placeOrderSchema, recordShipmentSchema], {
-  error: (issue) => (issue.code === "invalid_union" ? "must be PlaceOrder or RecordShipment" : undefined),
+const commandSchema = z.discriminatedUnion("type", [placeOrderSchema], {
+  error: (issue) => (issue.code === "invalid_union" ? "must be PlaceOrder" : undefined),
 });
 
 /** Sum of quantity × unitPrice, in minor units. */

@@ -1,29 +1,27 @@
 import type { DecideContext, Decision, EffectOutcome, EffectRequest } from "../../../src/core/decider.js";
 import { CommandRejectedError } from "../../../src/core/errors.js";
 import { isFinalStatus } from "../../../src/effects/status.js";
-import { type OrderCommand, orderAmount, type PlaceOrder, type RecordShipment } from "./commands.js";
-import {
-  EFFECT_KINDS,
-  type EffectFact,
-  EMAIL_TEMPLATES,
-  type EmailInput,
-  effectKey,
-  factOfKey,
-  type PaymentInput,
-  type PicklistInput,
-} from "./effects.js";
-import { FACT_EVENTS, type OrderEvent } from "./events.js";
+import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
+import { type OrderCommand, orderAmount, type PlaceOrder } from "./commands.js";
+import { EFFECT_KINDS, EMAIL_TEMPLATES, type EmailInput, effectKey } from "./effects.js";
+import { FACT_EVENTS, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent } from "./events.js";
 import { evolve } from "./evolve.js";
+import type { IntegrationCommand } from "./integration.js";
 import type { OrderState } from "./state.js";
 import { deriveStatus } from "./status.js";
 
 /**
- * The order's decider: a process manager for payment → confirmation mail + picklist → shipment
- * → shipping mail. Pure. Two rules from the seed hold for every effect:
- * - an effect already Completed is never started again; its stored result is the reply;
- * - an effect Pending or Unknown is never started again either: the dispatcher owns it, with its key.
- * The first final outcome of an effect wins (as the runtime's inbox does with `{key}#outcome`);
- * later outcomes, duplicates and stragglers change nothing.
+ * The order's decider (Ordering context). Pure.
+ *
+ * - `PlaceOrder` records the order and publishes the integration event `OrderPlaced` (through the
+ *   outbox, in the same commit). Payment, the fulfillment process and the views take it from there.
+ * - Each integration fact (payment processed / failed / needs attention, picklist accepted, order
+ *   shipped) updates one independent fact, monotonically: a late `PaymentProcessed` after
+ *   `OrderShipped` only fills in the payment, it never downgrades the order (seed 2). A fact
+ *   already final changes nothing, whatever eventId the repeat carries.
+ * - The customer mails stay the order's own effects: the confirmation once the payment fact is
+ *   Completed, the shipping mail once paid and shipped. Each only from NotRequested, so nothing
+ *   starts twice; an effect Pending or Unknown is the dispatcher's, with its key.
  */
 export function decide(
   command: OrderCommand | EffectOutcome,
@@ -33,8 +31,12 @@ export function decide(
   switch (command.type) {
     case "PlaceOrder":
       return placeOrder(command, state, context.id);
-    case "RecordShipment":
-      return recordShipment(command, state, context.id);
+    case "RecordPaymentProcessed":
+    case "RecordPaymentFailed":
+    case "RecordPaymentNeedsAttention":
+    case "RecordPicklistAccepted":
+    case "RecordOrderShipped":
+      return recordFact(command, state, context.id);
     case "oncely.effect.succeeded":
     case "oncely.effect.failed":
     case "oncely.effect.unknown":
@@ -53,7 +55,7 @@ function placeOrder(command: PlaceOrder, state: OrderState, orderId: string): De
       state.details.currency === command.currency &&
       JSON.stringify(state.details.lines) === JSON.stringify(command.lines);
     if (!same) throw new CommandRejectedError(`order ${orderId} was already placed with other details`);
-    // A repeated PlaceOrder is answered from the state; the payment is not asked for twice.
+    // A repeated PlaceOrder is answered from the state; OrderPlaced is not published twice.
     return { reply: summary(state) };
   }
   const placed: OrderEvent = {
@@ -64,39 +66,74 @@ function placeOrder(command: PlaceOrder, state: OrderState, orderId: string): De
     lines: command.lines,
     amount,
   };
-  const key = effectKey(orderId, "payment");
-  const input: PaymentInput = { orderId, amount, currency: command.currency };
-  const events: OrderEvent[] = [placed, { type: "PaymentRequested", key, amount, currency: command.currency }];
+  const payload: PayloadOf<"OrderPlaced"> = { orderId, currency: command.currency, amount, lines: command.lines };
+  const events: OrderEvent[] = [placed];
+  // Facts recorded before the order (an integration event for an id placed later) may already
+  // call for a mail; `followUps` starts what is due.
+  const effects: EffectRequest[] = [];
+  followUps(apply(state, events), orderId, events, effects);
   return {
     events,
-    effects: [{ kind: EFFECT_KINDS.payment, key, input }],
+    effects,
+    publish: [
+      {
+        eventId: eventIds.orderPlaced(orderId),
+        type: "OrderPlaced",
+        source: SOURCES.ordering,
+        aggregateId: orderId,
+        // Ordering publishes one event per order: the first of its sequence.
+        aggregateVersion: 1,
+        payload,
+      },
+    ],
     reply: summary(apply(state, events)),
   };
 }
 
-function recordShipment(command: RecordShipment, state: OrderState, orderId: string): Decision<OrderEvent> {
-  if (state.shipping.status === "Completed") {
-    // A second webhook (same or another eventId) for a shipped order changes nothing.
-    return { reply: { ...summary(state), duplicate: true } };
-  }
-  const events: OrderEvent[] = [
-    {
-      type: "OrderShipped",
-      eventId: command.eventId,
-      shipmentId: command.shipmentId,
-      occurredAt: command.occurredAt,
-    },
-  ];
+function recordFact(command: IntegrationCommand, state: OrderState, orderId: string): Decision<OrderEvent> {
+  const event = factEvent(command, state);
+  if (!event) return { reply: { ...summary(state), duplicate: true } };
+  const events: OrderEvent[] = [event];
   const effects: EffectRequest[] = [];
-  // The shipping mail needs a paid order with an address; if the payment outcome is still on its way,
-  // its arrival starts the mail instead (see `followUps`).
   followUps(apply(state, events), orderId, events, effects);
   return { events, effects, reply: summary(apply(state, events)) };
 }
 
+/** The event recording an integration fact, or undefined when the fact is already at or past it. */
+function factEvent(command: IntegrationCommand, state: OrderState): OrderEvent | undefined {
+  const { eventId } = command;
+  switch (command.type) {
+    case "RecordPaymentProcessed":
+      return isFinalStatus(state.payment.status)
+        ? undefined
+        : { type: "PaymentProcessed", eventId, paymentId: command.paymentId };
+    case "RecordPaymentFailed":
+      return isFinalStatus(state.payment.status)
+        ? undefined
+        : { type: "PaymentFailed", eventId, reason: command.reason };
+    case "RecordPaymentNeedsAttention":
+      return isFinalStatus(state.payment.status) || state.payment.needsReconciliation
+        ? undefined
+        : { type: "PaymentNeedsAttention", eventId, error: command.error };
+    case "RecordPicklistAccepted":
+      return isFinalStatus(state.picklist.status)
+        ? undefined
+        : { type: "PicklistAccepted", eventId, picklistId: command.picklistId };
+    case "RecordOrderShipped":
+      return state.shipping.status === "Completed"
+        ? undefined
+        : {
+            type: "OrderShipped",
+            eventId: command.warehouseEventId,
+            shipmentId: command.shipmentId,
+            occurredAt: command.shippedAt,
+          };
+  }
+}
+
 function effectOutcome(command: EffectOutcome, state: OrderState, orderId: string): Decision<OrderEvent> {
   if (!("key" in command)) throw new CommandRejectedError(`an order does not handle ${command.type}`);
-  const fact = factOfKey(orderId, command.key);
+  const fact = ORDER_EFFECT_FACTS.find((f) => effectKey(orderId, f) === command.key);
   if (!fact) throw new CommandRejectedError(`effect key "${command.key}" does not belong to order ${orderId}`);
   const current = state[fact];
   if (current.status === "NotRequested") {
@@ -104,96 +141,58 @@ function effectOutcome(command: EffectOutcome, state: OrderState, orderId: strin
   }
   const names = FACT_EVENTS[fact];
   const unchanged = { reply: summary(state) };
+  // The first final outcome wins (as the runtime's inbox does with `{key}#outcome`).
   if (isFinalStatus(current.status)) return unchanged;
-
-  const events: OrderEvent[] = [];
+  let event: OrderEvent;
   switch (command.type) {
     case "oncely.effect.succeeded": {
-      const resultId = resultIdOf(command.result, names.resultField);
-      if (resultId === undefined) {
+      const messageId = (command.result as { messageId?: unknown } | null)?.messageId;
+      if (typeof messageId !== "string" || messageId === "") {
         throw new CommandRejectedError(
-          `outcome of "${command.key}" lacks ${names.resultField}: ${JSON.stringify(command.result)}`,
+          `outcome of "${command.key}" lacks messageId: ${JSON.stringify(command.result)}`,
         );
       }
-      events.push({
-        type: names.completed,
-        key: command.key,
-        [names.resultField]: resultId,
-        via: command.via,
-      } as OrderEvent);
+      event = { type: names.completed, key: command.key, messageId, via: command.via };
       break;
     }
     case "oncely.effect.failed":
-      events.push({ type: names.failed, key: command.key, reason: command.error, via: command.via });
+      event = { type: names.failed, key: command.key, reason: command.error, via: command.via };
       break;
     case "oncely.effect.unknown":
       // Each further Unknown attempt is already kept by the runtime's inbox; the fact moves only once.
       if (current.status === "Unknown") return unchanged;
-      events.push({ type: names.unknown, key: command.key, error: command.error, attempt: command.attempt });
+      event = { type: names.unknown, key: command.key, error: command.error, attempt: command.attempt };
       break;
     case "oncely.effect.needs-reconciliation":
       if (current.needsReconciliation) return unchanged;
-      events.push({ type: names.reconcile, key: command.key, error: command.error });
+      event = { type: names.reconcile, key: command.key, error: command.error };
       break;
   }
-  const effects: EffectRequest[] = [];
-  const next = apply(state, events);
-  if (fact === "payment") followUps(next, orderId, events, effects);
-  return { events, effects, reply: summary(next) };
+  return { events: [event], reply: summary(apply(state, [event])) };
 }
 
 /**
- * What a paid order starts: the confirmation mail, the picklist (unless the warehouse already
- * shipped: a second picklist could ship twice), and the shipping mail once shipped. Each only
- * from NotRequested, so calling this again never starts anything twice.
+ * The mails a state calls for: the confirmation once paid, the shipping mail once paid and shipped.
+ * Each only from NotRequested, so calling this again never starts anything twice; a failed or
+ * not yet processed payment starts no mail.
  */
 function followUps(state: OrderState, orderId: string, events: OrderEvent[], effects: EffectRequest[]): void {
   const details = state.details;
   if (!details || state.payment.status !== "Completed") return;
-  const request = (fact: EffectFact, event: OrderEvent, kind: string, input: unknown) => {
+  const mail = (fact: OrderEffectFact, template: string) => {
     if (state[fact].status !== "NotRequested") return;
-    events.push(event);
-    effects.push({ kind, key: effectKey(orderId, fact), input });
+    const key = effectKey(orderId, fact);
+    events.push({ type: FACT_EVENTS[fact].requested, key, to: details.customerEmail } as OrderEvent);
+    const input: EmailInput = { to: details.customerEmail, template, orderId };
+    effects.push({ kind: EFFECT_KINDS.email, key, input });
   };
-  const mail = (template: string): EmailInput => ({ to: details.customerEmail, template, orderId });
-  const confirmationKey = effectKey(orderId, "confirmationEmail");
-  request(
-    "confirmationEmail",
-    { type: "ConfirmationEmailRequested", key: confirmationKey, to: details.customerEmail },
-    EFFECT_KINDS.email,
-    mail(EMAIL_TEMPLATES.confirmation),
-  );
-  const shipped = state.shipping.status === "Completed";
-  if (!shipped) {
-    const picklist: PicklistInput = {
-      orderId,
-      lines: details.lines.map(({ sku, quantity }) => ({ sku, quantity })),
-    };
-    request(
-      "picklist",
-      { type: "PicklistRequested", key: effectKey(orderId, "picklist") },
-      EFFECT_KINDS.picklist,
-      picklist,
-    );
-  } else {
-    request(
-      "shippingEmail",
-      { type: "ShippingEmailRequested", key: effectKey(orderId, "shippingEmail"), to: details.customerEmail },
-      EFFECT_KINDS.email,
-      mail(EMAIL_TEMPLATES.shipping),
-    );
-  }
+  mail("confirmationEmail", EMAIL_TEMPLATES.confirmation);
+  if (state.shipping.status === "Completed") mail("shippingEmail", EMAIL_TEMPLATES.shipping);
 }
 
 const apply = (state: OrderState, events: OrderEvent[]) => events.reduce(evolve, state);
 
-function resultIdOf(result: unknown, field: string): string | undefined {
-  if (result === null || typeof result !== "object") return undefined;
-  const value = (result as Record<string, unknown>)[field];
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
-
-/** The reply: the derived status and the stored provider results (the "stored result" of the seed). */
+/** The reply: the derived status and the stored ids (the "stored result" of the seed). */
 export function summary(state: OrderState) {
   return {
     orderId: state.orderId,

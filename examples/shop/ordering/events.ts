@@ -1,9 +1,16 @@
 import type { EffectFact } from "./effects.js";
 
 /**
- * Everything that can happen to an order, as facts. Every effect has the same five events
- * (requested, done, failed, unknown, needs reconciliation); `FACT_EVENTS` names them per effect
- * so the decider and evolve can treat the four effects alike.
+ * Everything that can happen to an order, as facts, in the stream `order/{id}`:
+ * - `OrderPlaced`, from the shop's API;
+ * - one event per integration fact Ordering hears of (`PaymentProcessed`, `PaymentFailed`,
+ *   `PaymentNeedsAttention`, `PicklistAccepted`, `OrderShipped`), each carrying the integration
+ *   event's id;
+ * - the five events of each of the order's own effects, the two customer mails.
+ *
+ * `FACT_EVENTS` names the five events (requested, done, failed, unknown, needs reconciliation) of
+ * every effect of the shop, so the audit and the views can treat them alike: the payment's live in
+ * `payment/{id}`, the picklist's in `shipment/{id}`, the mails' here (`FACT_STREAM`).
  */
 
 export interface OrderLine {
@@ -27,11 +34,35 @@ export interface OrderPlaced {
 }
 export interface OrderShipped {
   type: "OrderShipped";
-  /** The warehouse webhook's event id: the first one recorded wins. */
+  /** The warehouse webhook's event id (Shipping passes it on in OrderShipped): the first one recorded wins. */
   eventId: string;
   shipmentId: string;
   /** The warehouse's clock: kept for audit only, never used to order anything. */
   occurredAt: string;
+}
+/** Payment reported the charge (integration event `PaymentProcessed`). */
+export interface PaymentProcessed {
+  type: "PaymentProcessed";
+  eventId: string;
+  paymentId: string;
+}
+/** Payment reported a definite failure (integration event `PaymentFailed`). */
+export interface PaymentFailedFact {
+  type: "PaymentFailed";
+  eventId: string;
+  reason: string;
+}
+/** Payment's outcome is unknown past its budget and waits for an operator (`PaymentNeedsAttention`). */
+export interface PaymentNeedsAttention {
+  type: "PaymentNeedsAttention";
+  eventId: string;
+  error: string;
+}
+/** The warehouse accepted the picklist (integration event `PicklistAccepted`). */
+export interface PicklistAcceptedFact {
+  type: "PicklistAccepted";
+  eventId: string;
+  picklistId: string;
 }
 
 interface Requested<T extends string> {
@@ -56,33 +87,23 @@ interface NeedsReconciliation<T extends string> {
   error: string;
 }
 
-export type PaymentRequested = Requested<"PaymentRequested"> & { amount: number; currency: string };
-export type PaymentCompleted = { type: "PaymentCompleted"; key: string; paymentId: string; via: Via };
 export type ConfirmationEmailRequested = Requested<"ConfirmationEmailRequested"> & { to: string };
 export type ConfirmationEmailSent = { type: "ConfirmationEmailSent"; key: string; messageId: string; via: Via };
-export type PicklistRequested = Requested<"PicklistRequested">;
-export type PicklistAccepted = { type: "PicklistAccepted"; key: string; picklistId: string; via: Via };
 export type ShippingEmailRequested = Requested<"ShippingEmailRequested"> & { to: string };
 export type ShippingEmailSent = { type: "ShippingEmailSent"; key: string; messageId: string; via: Via };
 
 export type OrderEvent =
   | OrderPlaced
   | OrderShipped
-  | PaymentRequested
-  | PaymentCompleted
-  | Failed<"PaymentFailed">
-  | Unknown<"PaymentUnknown">
-  | NeedsReconciliation<"PaymentNeedsReconciliation">
+  | PaymentProcessed
+  | PaymentFailedFact
+  | PaymentNeedsAttention
+  | PicklistAcceptedFact
   | ConfirmationEmailRequested
   | ConfirmationEmailSent
   | Failed<"ConfirmationEmailFailed">
   | Unknown<"ConfirmationEmailUnknown">
   | NeedsReconciliation<"ConfirmationEmailNeedsReconciliation">
-  | PicklistRequested
-  | PicklistAccepted
-  | Failed<"PicklistRejected">
-  | Unknown<"PicklistUnknown">
-  | NeedsReconciliation<"PicklistNeedsReconciliation">
   | ShippingEmailRequested
   | ShippingEmailSent
   | Failed<"ShippingEmailFailed">
@@ -90,6 +111,34 @@ export type OrderEvent =
   | NeedsReconciliation<"ShippingEmailNeedsReconciliation">;
 
 export type OrderEventType = OrderEvent["type"];
+
+/** Effect events of the payment and picklist effects (in `payment/{id}` and `shipment/{id}`), for FACT_EVENTS. */
+export type PaymentRequested = Requested<"PaymentRequested"> & { amount: number; currency: string };
+export type PaymentCompleted = { type: "PaymentCompleted"; key: string; paymentId: string; via: Via };
+export type PicklistRequested = Requested<"PicklistRequested">;
+export type PicklistAccepted = { type: "PicklistAccepted"; key: string; picklistId: string; via: Via };
+type EffectEventType =
+  | OrderEventType
+  | "PaymentRequested"
+  | "PaymentCompleted"
+  | "PaymentUnknown"
+  | "PaymentNeedsReconciliation"
+  | "PicklistRequested"
+  | "PicklistRejected"
+  | "PicklistUnknown"
+  | "PicklistNeedsReconciliation";
+
+/** The stream type that holds each effect's events. */
+export const FACT_STREAM: Record<EffectFact, "order" | "payment" | "shipment"> = {
+  payment: "payment",
+  confirmationEmail: "order",
+  picklist: "shipment",
+  shippingEmail: "order",
+};
+
+/** The order's own effects: the two customer mails. */
+export const ORDER_EFFECT_FACTS = ["confirmationEmail", "shippingEmail"] as const;
+export type OrderEffectFact = (typeof ORDER_EFFECT_FACTS)[number];
 
 /** The five event types of each effect, and the field of its completed event that holds the result id. */
 export const FACT_EVENTS = {
@@ -128,18 +177,22 @@ export const FACT_EVENTS = {
 } as const satisfies Record<
   EffectFact,
   {
-    requested: OrderEventType;
-    completed: OrderEventType;
-    failed: OrderEventType;
-    unknown: OrderEventType;
-    reconcile: OrderEventType;
+    requested: EffectEventType;
+    completed: EffectEventType;
+    failed: EffectEventType;
+    unknown: EffectEventType;
+    reconcile: EffectEventType;
     resultField: string;
   }
 >;
 
 export type Stage = "requested" | "completed" | "failed" | "unknown" | "reconcile";
 
-/** Which effect and which stage an event type stands for (undefined for OrderPlaced/OrderShipped). */
+/**
+ * Which effect and which stage an event type stands for, read together with the stream it is in
+ * (`FACT_STREAM`): `PaymentFailed` in `payment/{id}` is the effect's failure, in `order/{id}` the
+ * integration fact Ordering recorded.
+ */
 export const EVENT_STAGE: ReadonlyMap<string, { fact: EffectFact; stage: Stage }> = new Map(
   (Object.keys(FACT_EVENTS) as EffectFact[]).flatMap((fact) =>
     (["requested", "completed", "failed", "unknown", "reconcile"] as const).map(

@@ -1,11 +1,13 @@
 import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
-import { EVENT_STAGE, type OrderEvent, type Stage } from "./events.js";
+import { EVENT_STAGE, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent, type Stage } from "./events.js";
 import type { EffectFactState, OrderState } from "./state.js";
 
 /**
  * Applies one event. Pure, and monotonic by construction: every status change goes through
- * `effectStatusAfter`, so a replayed or reordered event can never move a fact backwards, and
- * the first final outcome of an effect (its id, its reason) is never overwritten.
+ * `effectStatusAfter` or stops at a final status, so a replayed, duplicated or reordered event
+ * can never move a fact backwards, and the first final outcome of a fact (its id, its reason) is
+ * never overwritten. The payment and picklist facts come from other contexts' integration events;
+ * the two mails are the order's own effects.
  */
 export function evolve(state: OrderState, event: OrderEvent): OrderState {
   switch (event.type) {
@@ -19,7 +21,48 @@ export function evolve(state: OrderState, event: OrderEvent): OrderState {
           lines: event.lines,
           amount: event.amount,
         },
+        // Placed means the payment is expected: Payment hears of the order through OrderPlaced.
+        payment: { ...state.payment, status: effectStatusAfter(state.payment.status, "Pending") },
       };
+    case "PaymentProcessed":
+      if (isFinalStatus(state.payment.status)) return state;
+      return {
+        ...state,
+        payment: {
+          ...state.payment,
+          status: "Completed",
+          resultId: event.paymentId,
+          lastError: null,
+          needsReconciliation: false,
+        },
+      };
+    case "PaymentFailed":
+      if (isFinalStatus(state.payment.status)) return state;
+      return {
+        ...state,
+        // A final fact keeps no pending error: the same facts in any order give the same state.
+        payment: {
+          ...state.payment,
+          status: "Failed",
+          reason: event.reason,
+          lastError: null,
+          needsReconciliation: false,
+        },
+      };
+    case "PaymentNeedsAttention":
+      if (isFinalStatus(state.payment.status)) return state;
+      return {
+        ...state,
+        payment: {
+          ...state.payment,
+          status: effectStatusAfter(state.payment.status, "Unknown"),
+          lastError: event.error,
+          needsReconciliation: true,
+        },
+      };
+    case "PicklistAccepted":
+      if (isFinalStatus(state.picklist.status)) return state;
+      return { ...state, picklist: { ...state.picklist, status: "Completed", resultId: event.picklistId } };
     case "OrderShipped":
       if (state.shipping.status === "Completed") return state;
       return {
@@ -33,8 +76,9 @@ export function evolve(state: OrderState, event: OrderEvent): OrderState {
       };
   }
   const staged = EVENT_STAGE.get(event.type);
-  if (!staged) return state;
-  return { ...state, [staged.fact]: applyStage(state[staged.fact], staged.stage, event) };
+  if (!staged || !(ORDER_EFFECT_FACTS as readonly string[]).includes(staged.fact)) return state;
+  const fact = staged.fact as OrderEffectFact;
+  return { ...state, [fact]: applyStage(state[fact], staged.stage, event) };
 }
 
 function applyStage(fact: EffectFactState, stage: Stage, event: OrderEvent): EffectFactState {
@@ -46,7 +90,7 @@ function applyStage(fact: EffectFactState, stage: Stage, event: OrderEvent): Eff
       return {
         ...fact,
         status: "Completed",
-        resultId: resultIdOf(event),
+        resultId: "messageId" in event ? event.messageId : null,
         lastError: null,
         needsReconciliation: false,
       };
@@ -68,12 +112,5 @@ function applyStage(fact: EffectFactState, stage: Stage, event: OrderEvent): Eff
       };
   }
 }
-
-const resultIdOf = (event: OrderEvent): string | null => {
-  if ("paymentId" in event) return event.paymentId;
-  if ("messageId" in event) return event.messageId;
-  if ("picklistId" in event) return event.picklistId;
-  return null;
-};
 
 const errorOf = (event: OrderEvent): string | null => ("error" in event ? event.error : null);

@@ -6,6 +6,7 @@ import type { Runtime } from "../../../src/core/runtime.js";
 import type { Dispatcher } from "../../../src/effects/dispatcher.js";
 import type { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { Journal } from "../../../src/journal/types.js";
+import type { ShopContexts } from "../contexts.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus, type OrderStatus } from "../ordering/status.js";
 
@@ -16,6 +17,8 @@ export interface ShopContext {
   reconciliation: Reconciliation;
   /** Absent when this process serves HTTP only (another process dispatches). */
   dispatcher?: Dispatcher;
+  /** The relay and consumers of integration events, when this process runs them. */
+  contexts?: ShopContexts;
   /** Order ids for requests without an Idempotency-Key. */
   ids: IdGenerator;
   logger: Logger;

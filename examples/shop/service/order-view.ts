@@ -1,12 +1,17 @@
+import { parseAddress } from "../../../src/core/address.js";
 import type { EffectStatus } from "../../../src/effects/types.js";
-import type { EventRecord } from "../../../src/journal/types.js";
-import { EVENT_STAGE, type OrderEvent, type Via } from "../ordering/events.js";
+import type { EventRecord, Journal } from "../../../src/journal/types.js";
+import { EVENT_STAGE, FACT_STREAM, type Via } from "../ordering/events.js";
 import type { EffectFactState, OrderState } from "../ordering/state.js";
 import { attentionReasons, deriveStatus, type OrderStatus } from "../ordering/status.js";
 
 /**
  * What `GET /orders/:id` answers: the order's facts, its derived status, the providers' ids and
  * the event history. Computed at read time from the state and the events (nothing stored).
+ *
+ * The history is the operator's view across contexts: the order's own stream and the streams of
+ * its payment (`payment/{id}`) and shipment (`shipment/{id}`), each entry naming its stream, in
+ * stream order (stream by stream: versions of different streams are not comparable).
  */
 
 export interface EffectFactView {
@@ -32,11 +37,13 @@ export interface OrderView {
   picklist: EffectFactView & { picklistId?: string };
   shipping: { status: EffectStatus; shipmentId?: string; eventId?: string; occurredAt?: string };
   shippingEmail: EffectFactView & { messageId?: string };
+  /** Version of the order's own stream. */
   version: number;
   history: HistoryEntry[];
 }
 
 export interface HistoryEntry {
+  stream: string;
   version: number;
   type: string;
   recordedAt: string;
@@ -73,8 +80,9 @@ export function orderView(state: OrderState, events: EventRecord[]): OrderView {
       ...(state.shipping.occurredAt === null ? {} : { occurredAt: state.shipping.occurredAt }),
     },
     shippingEmail: fact("shippingEmail", state.shippingEmail, "messageId"),
-    version: events.length === 0 ? 0 : (events[events.length - 1]?.version ?? 0),
+    version: events.filter((e) => parseAddress(e.stream).type === "order").reduce((v, e) => Math.max(v, e.version), 0),
     history: events.map((e) => ({
+      stream: e.stream,
       version: e.version,
       type: e.type,
       recordedAt: new Date(e.recordedAt).toISOString(),
@@ -83,15 +91,25 @@ export function orderView(state: OrderState, events: EventRecord[]): OrderView {
   };
 }
 
-/** The `via` of each effect's final event (the first one wins, as in evolve). */
+/**
+ * The `via` of each effect's final event, read in the stream that owns the effect (the first one
+ * wins, as in evolve; for a picklist asked for again, the last request's).
+ */
 function viaByFact(events: EventRecord[]) {
   const vias: Partial<Record<"payment" | "confirmationEmail" | "picklist" | "shippingEmail", Via>> = {};
   for (const record of events) {
     const staged = EVENT_STAGE.get(record.type);
     if (!staged || (staged.stage !== "completed" && staged.stage !== "failed")) continue;
-    if (vias[staged.fact] !== undefined) continue;
-    const via = (record.data as OrderEvent & { via?: Via }).via;
+    if (FACT_STREAM[staged.fact] !== parseAddress(record.stream).type) continue;
+    if (vias[staged.fact] !== undefined && staged.fact !== "picklist") continue;
+    const via = (record.data as { via?: Via }).via;
     if (via) vias[staged.fact] = via;
   }
   return vias;
+}
+
+/** The events of an order across its contexts' streams: order, payment, shipment. */
+export async function orderHistory(journal: Journal, orderId: string): Promise<EventRecord[]> {
+  const streams = [`order/${orderId}`, `payment/${orderId}`, `shipment/${orderId}`];
+  return (await Promise.all(streams.map((s) => journal.readStream(s)))).flat();
 }

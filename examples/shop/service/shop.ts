@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import { Registry } from "prom-client";
 import { openJournal } from "../../../src/cli/open-journal.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../../../src/core/clock.js";
 import { type Faults, noFaults } from "../../../src/core/faults.js";
@@ -10,11 +11,19 @@ import { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { EffectPolicy } from "../../../src/effects/types.js";
 import type { Journal } from "../../../src/journal/types.js";
 import { InboxRetention } from "../../../src/messaging/inbox-retention.js";
+import type { Transport } from "../../../src/messaging/transport.js";
+import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
 import type { ShopEnv } from "../config.js";
+import {
+  createShopContexts,
+  createShopTransport,
+  SHOP_ACTORS,
+  type ShopContexts,
+  type ShopTransportKind,
+} from "../contexts.js";
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
-import { orderActor } from "../ordering/actor.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
@@ -46,6 +55,14 @@ export interface ShopOptions {
   clock?: Clock;
   ids?: IdGenerator;
   bodyLimit?: number;
+  /** Transport of integration events: `in-process` (default) or `nats` (JetStream stream `SHOP`). */
+  transport?: ShopTransportKind;
+  /** NATS server URL (default nats://127.0.0.1:4222); with `transport: "nats"`. */
+  natsUrl?: string;
+  /** In-process transport only: duplicated, delayed and reordered delivery of integration events. */
+  integrationFaults?: InProcessFaultKnobs;
+  /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
+  gapTimeoutMs?: number;
 }
 
 export interface Shop {
@@ -54,6 +71,9 @@ export interface Shop {
   journal: Journal;
   dispatcher: Dispatcher;
   reconciliation: Reconciliation;
+  /** The bounded contexts' relay and consumers. */
+  contexts: ShopContexts;
+  transport: Transport;
   app: FastifyInstance;
   /** URLs of the providers in use (started here or given). */
   providerUrls: { payment: string; email: string; warehouse: string };
@@ -72,6 +92,14 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
     paymentDedups: env.PAYMENT_PROVIDER_DEDUPS,
     effectTimeoutMs: env.EFFECT_TIMEOUT_MS,
     dispatcherOwner: env.DISPATCHER_OWNER,
+    transport: env.TRANSPORT ?? (env.NATS_URL ? "nats" : "in-process"),
+    natsUrl: env.NATS_URL,
+    integrationFaults: {
+      duplicateRate: env.INTEGRATION_DUPLICATE_RATE,
+      maxDelayMs: env.INTEGRATION_MAX_DELAY_MS,
+      reorderWindow: env.INTEGRATION_REORDER_WINDOW,
+    },
+    gapTimeoutMs: env.GAP_TIMEOUT_MS,
   };
 }
 
@@ -100,9 +128,11 @@ export function shopEffectPolicy(timeoutMs: number): Partial<EffectPolicy> {
 }
 
 /**
- * Starts the whole shop in this process: journal, runtime with the order actor, one dispatcher
- * with the three handlers, the inbox retention job, the fake providers it was not given URLs
- * for, and the HTTP server. `close()` stops them in reverse order.
+ * Starts the whole shop in this process: journal, runtime with every context's actors (order,
+ * payment, shipment, fulfillment), one dispatcher with the three handlers (effects and actor
+ * messages), the transport with the relay and the contexts' consumers, the inbox retention job,
+ * the fake providers it was not given URLs for, and the HTTP server. `close()` stops them in
+ * reverse order.
  */
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
   const logger = options.logger ?? silentLogger;
@@ -141,7 +171,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const faults = options.faults ?? noFaults;
     const runtime = new Runtime({
       journal,
-      actors: [orderActor],
+      actors: SHOP_ACTORS,
       clock,
       ids: options.ids ?? randomIds,
       faults,
@@ -164,6 +194,26 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       faults,
       logger,
     });
+    const transport = await createShopTransport({
+      kind: options.transport ?? "in-process",
+      natsUrl: options.natsUrl,
+      faults: options.integrationFaults,
+      clock,
+      logger,
+    });
+    closers.push(() => transport.close());
+    const contexts = createShopContexts({
+      journal,
+      runtime,
+      transport,
+      clock,
+      ids: options.ids ?? randomIds,
+      logger,
+      registry: new Registry(),
+      faults,
+      relayOwner: `relay-${process.pid}-${clock.now().toString(36)}`,
+      gapTimeoutMs: options.gapTimeoutMs,
+    });
     const reconciliation = new Reconciliation({ journal, clock, logger });
     const retention = new InboxRetention({ journal, clock, logger });
 
@@ -172,6 +222,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       journal,
       reconciliation,
       dispatcher,
+      contexts,
       ids: options.ids ?? randomIds,
       logger,
       startedAt: clock.now(),
@@ -187,10 +238,23 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
     dispatcher.start();
     closers.push(() => dispatcher.stop());
+    await contexts.start();
+    closers.push(() => contexts.stop());
     retention.start();
     closers.push(() => retention.stop());
-    logger.info({ url, journal: journal.backend, providers: providerUrls }, "shop started");
-    return { url, runtime, journal, dispatcher, reconciliation, app, providerUrls, close: closeAll };
+    logger.info({ url, journal: journal.backend, transport: transport.name, providers: providerUrls }, "shop started");
+    return {
+      url,
+      runtime,
+      journal,
+      dispatcher,
+      reconciliation,
+      contexts,
+      transport,
+      app,
+      providerUrls,
+      close: closeAll,
+    };
   } catch (error) {
     await closeAll();
     throw error;

@@ -1,6 +1,12 @@
-import type { Random } from "../../../src/core/clock.js";
+import { Registry } from "prom-client";
+import { parseAddress } from "../../../src/core/address.js";
+import { type Random, sequentialIds } from "../../../src/core/clock.js";
 import { Dispatcher } from "../../../src/effects/dispatcher.js";
 import { failed, succeeded } from "../../../src/effects/types.js";
+import type { Consumer } from "../../../src/messaging/consumer.js";
+import { type Envelope, encodeEnvelope } from "../../../src/messaging/envelope.js";
+import { Relay } from "../../../src/messaging/relay.js";
+import type { Transport } from "../../../src/messaging/transport.js";
 import { SimulatedProvider } from "../../../src/testing/simulation/provider.js";
 import type {
   Invariant,
@@ -9,15 +15,27 @@ import type {
   SimulationSystem,
   SimWorker,
 } from "../../../src/testing/simulation/world.js";
-import { orderActor } from "../ordering/actor.js";
+import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
+import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
+import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { EFFECT_KINDS, type EmailInput, type PaymentInput, type PicklistInput } from "../ordering/effects.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
+import type { PaymentState } from "../payment/actor.js";
+import { type ShipmentState, shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
+import { orderFacts, readOrderView } from "../views/order-views.js";
 
 /**
- * The reference shop under deterministic simulation: the real order actor and the real
- * dispatcher, with in-process providers whose ledgers the invariants audit, and a simulated
- * warehouse that ships accepted picklists and calls the webhook at least once (sometimes twice).
+ * The reference shop under deterministic simulation: every bounded context (ordering, payment,
+ * shipping, the fulfillment process, the views) with the real actors, dispatchers, relay and
+ * consumers, in-process providers whose ledgers the invariants audit, and a simulated warehouse
+ * that ships accepted picklists and calls the webhook at least once (sometimes twice).
+ *
+ * The broker is a tiny in-memory queue per durable consumer, kept outside the process (it
+ * survives crashes, as a broker would): the relay's publish appends to it; the broker worker
+ * hands messages to the consumers in an order, and with duplicates, that the seed picks through
+ * `env.random`, and removes a message only once the consumer acknowledged it. No real transport
+ * (no timers, no threads), so a seed replays exactly.
  */
 export interface ShopSimOptions {
   orders?: number;
@@ -30,7 +48,7 @@ const policy = { timeoutMs: 2_000, leaseMs: 10_000, rerunAfterNotFoundMs: 120_00
 export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
   return {
     name: "shop",
-    actors: [orderActor],
+    actors: SHOP_ACTORS,
     providers: () => [
       new SimulatedProvider<PaymentInput, { paymentId: string }>({
         kind: EFFECT_KINDS.payment,
@@ -70,6 +88,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         });
         return { name: dispatcher.owner, runOnce: () => dispatcher.runOnce() };
       }),
+      relayWorker(env),
+      brokerWorker(env),
       warehouse(env),
     ],
     workload: (random: Random): SimCommand[] =>
@@ -85,11 +105,25 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           messageId: `place:o${i + 1}`,
         };
       }),
-    isTerminal: (_address, state) => {
-      const status = deriveStatus(state as OrderState);
-      return status === "completed" || status === "payment_failed";
+    isTerminal: (address, state) => {
+      switch (parseAddress(address).type) {
+        case "order": {
+          const status = deriveStatus(state as OrderState);
+          return status === "completed" || status === "payment_failed";
+        }
+        case "payment":
+          return ["Completed", "Failed"].includes((state as PaymentState).status);
+        case "shipment": {
+          const shipment = state as ShipmentState;
+          return shipment.shipment !== null && ["Completed", "Failed"].includes(shipment.picklist.status);
+        }
+        case "fulfillment":
+          return fulfillmentDone(state as FulfillmentState);
+        default:
+          return false;
+      }
     },
-    invariants: [oneChargePerPaidOrder, moneyConserved],
+    invariants: [oneChargePerPaidOrder, moneyConserved, viewsAgreeWithOrders, nothingParkedOrDead],
     reproduce: (seed, steps) => `npm run sim -- --seed ${seed} --replay "${steps}"`,
   };
 }
@@ -116,13 +150,109 @@ function warehouse(env: SimEnv): SimWorker {
           shipmentId: `shp_${execution.key}`,
           occurredAt: new Date(env.clock.now()).toISOString(),
         };
-        await env.runtime.send(`order/${execution.input.orderId}`, shipment, {
-          messageId: `warehouse:${shipment.eventId}`,
+        await env.runtime.send(shipmentAddress(execution.input.orderId), shipment, {
+          messageId: warehouseMessageId(shipment.eventId),
         });
         acknowledged.add(execution.key);
         calls++;
       }
       return calls;
+    },
+  };
+}
+
+interface Queued {
+  envelope: Envelope;
+  attempt: number;
+}
+
+/** The broker's queues, one per durable consumer; outside the process, so they survive crashes. */
+function brokerQueues(env: SimEnv): Map<string, Queued[]> {
+  if (!env.outside.has("broker")) {
+    env.outside.set("broker", new Map(Object.values(CONSUMER_NAMES).map((name) => [name, [] as Queued[]])));
+  }
+  return env.outside.get("broker") as Map<string, Queued[]>;
+}
+
+/** The relay, publishing into the broker's queues (every durable subscribes to `shop.>` here). */
+function relayWorker(env: SimEnv): SimWorker {
+  const queues = brokerQueues(env);
+  const transport: Transport = {
+    name: "sim-queue",
+    async publish(envelope) {
+      for (const queue of queues.values()) queue.push({ envelope, attempt: 0 });
+    },
+    subscribe: () => Promise.reject(new Error("the simulated broker is drained by its worker")),
+    close: async () => {},
+  };
+  const relay = new Relay({
+    journal: env.journal,
+    transport,
+    subjectPrefix: SHOP_SUBJECT_PREFIX,
+    owner: `g${env.generation}-relay`,
+    clock: env.clock,
+    faults: env.faults,
+    // Short: the calm phase moves the clock 1 ms per idle round while a row blocked behind a dead
+    // relay's lease (in-stream order) looks due, so a long lease would outlast its round budget.
+    // A relay slower than this publishes again: harmless, every consumer dedups.
+    leaseMs: 200,
+    batchSize: 8,
+  });
+  return { name: `g${env.generation}-relay`, runOnce: () => relay.runOnce() };
+}
+
+/**
+ * Hands one message per consumer per turn to the consumers (the consumers of this generation),
+ * picked at random from the queue: reordering. An acknowledged message is sometimes delivered
+ * again (a duplicate); a nak'ed one stays queued. Then releases what a crash between an apply and
+ * its release left parked (the gap check does that).
+ */
+function brokerWorker(env: SimEnv): SimWorker {
+  const queues = brokerQueues(env);
+  const contexts = createShopContexts({
+    journal: env.journal,
+    runtime: env.runtime,
+    // Never subscribed: the broker worker below delivers.
+    transport: {
+      name: "unused",
+      publish: async () => {},
+      subscribe: () => Promise.reject(new Error("unused")),
+      close: async () => {},
+    },
+    clock: env.clock,
+    ids: sequentialIds(`g${env.generation}-dl`),
+    registry: new Registry(),
+    faults: env.faults,
+    // Injected faults must never exhaust a message: every message is meant to be applied once faults stop.
+    maxDeliveries: 1_000_000,
+    gapTimeoutMs: 60_000,
+  });
+  const consumers = new Map<string, Consumer>(Object.values(contexts.consumers).map((c) => [c.name, c]));
+  return {
+    name: `g${env.generation}-broker`,
+    async runOnce() {
+      let work = 0;
+      for (const [name, queue] of queues) {
+        if (queue.length === 0) continue;
+        const consumer = consumers.get(name) as Consumer;
+        const index = Math.floor(env.random.next() * queue.length);
+        const item = queue[index] as Queued;
+        item.attempt++;
+        const outcome = await consumer.deliver({
+          subject: `${SHOP_SUBJECT_PREFIX}.${item.envelope.source}.${item.envelope.type}`,
+          body: encodeEnvelope(item.envelope),
+          messageId: item.envelope.eventId,
+          attempt: item.attempt,
+          maxDeliveries: 1_000_000,
+        });
+        work++;
+        if (outcome.kind !== "nak" && env.random.next() >= 0.1) queue.splice(queue.indexOf(item), 1);
+      }
+      const timeline = contexts.consumers.timeline;
+      const before = (await env.journal.listParked(timeline.name)).length;
+      await timeline.checkGaps();
+      const after = (await env.journal.listParked(timeline.name)).length;
+      return work + (before - after);
     },
   };
 }
@@ -151,6 +281,45 @@ const oneChargePerPaidOrder: Invariant = {
       }
     }
     return problems;
+  },
+};
+
+/** The order view (built from integration events only) agrees with the order actors' facts. */
+const viewsAgreeWithOrders: Invariant = {
+  name: "views-agree-with-orders",
+  async check(world) {
+    const problems: string[] = [];
+    for (const order of await ordersOf(world)) {
+      const view = await orderFacts.read(world.journal, order.orderId);
+      const payment = { Completed: "Processed", Failed: "Failed" }[order.payment.status as string] ?? null;
+      const viewPayment = view?.payment === "NeedsAttention" ? null : (view?.payment ?? null);
+      if (viewPayment !== payment)
+        problems.push(`order ${order.orderId}: payment ${order.payment.status}, view ${view?.payment}`);
+      const shipped = order.shipping.status === "Completed";
+      if (shipped !== (view?.shipping === "Shipped"))
+        problems.push(`order ${order.orderId}: shipped ${shipped}, view ${view?.shipping}`);
+      const timeline = (await readOrderView(world.journal, order.orderId))?.timeline ?? [];
+      const published = (await world.journal.listOutbox({ category: "event" })).filter(
+        (r) => (r.payload as Envelope).aggregateId === order.orderId,
+      ).length;
+      if (timeline.length !== published) {
+        problems.push(`order ${order.orderId}: ${published} events published, timeline has ${timeline.length}`);
+      }
+    }
+    return problems;
+  },
+};
+
+/** Once faults stop, nothing stays parked and nothing was dead-lettered (every message is valid here). */
+const nothingParkedOrDead: Invariant = {
+  name: "nothing-parked-or-dead",
+  async check(world) {
+    const parked = await world.journal.listParked(CONSUMER_NAMES.timeline);
+    const dead = await world.journal.listDeadLetters({});
+    return [
+      ...parked.map((p) => `parked ${p.source}@${p.version}`),
+      ...dead.map((d) => `dead letter ${d.id}: ${d.error}`),
+    ];
   },
 };
 

@@ -72,6 +72,7 @@ export function adminRoutes(app: FastifyInstance, ctx: ShopContext): void {
       runtime: { ...ctx.runtime.stats },
       dispatcher: ctx.dispatcher ? { ...ctx.dispatcher.stats } : null,
       reconciliation: await ctx.reconciliation.count(),
+      integration: ctx.contexts ? await ctx.contexts.stats() : null,
       orders: { total: orders.length, byStatus },
     };
   });

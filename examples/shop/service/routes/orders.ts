@@ -4,9 +4,10 @@ import { z } from "zod";
 import { IdempotencyKeyReusedError, InvalidInputError } from "../../../../src/core/errors.js";
 import { type PlaceOrder, parseOrderCommand } from "../../ordering/commands.js";
 import type { OrderState } from "../../ordering/state.js";
+import { readOrderView } from "../../views/order-views.js";
 import { listOrders, ORDER_STATUSES, orderAddress, parseOrderId, type ShopContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
-import { orderView } from "../order-view.js";
+import { orderHistory, orderView } from "../order-view.js";
 
 const BODY_FIELDS = new Set(["email", "currency", "lines"]);
 const idempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 visible ASCII characters");
@@ -86,8 +87,19 @@ export function orderRoutes(app: FastifyInstance, ctx: ShopContext): void {
     // Checked first so that an unknown id never activates (or caches) an empty order.
     if ((await ctx.journal.streamVersion(address)) === 0) throw new NotFoundError(`no order ${orderId}`);
     const { state } = await ctx.runtime.state<OrderState>(address);
-    const events = await ctx.journal.readStream(address);
-    return orderView(state, events);
+    return orderView(state, await orderHistory(ctx.journal, orderId));
+  });
+
+  /**
+   * The order view built only from integration events (facts-mode and sequenced projections):
+   * facts, the status derived at query time, and the timeline in aggregate-version order per
+   * producer. 404 until some event of the order was consumed.
+   */
+  app.get("/order-views/:id", async (request) => {
+    const orderId = parseOrderId((request.params as { id?: unknown }).id, "id");
+    const view = await readOrderView(ctx.journal, orderId);
+    if (!view) throw new NotFoundError(`no order view ${orderId}`);
+    return view;
   });
 
   app.get("/orders", async (request) => {

@@ -1,9 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { InvalidInputError } from "../../../../src/core/errors.js";
-import { parseOrderCommand, type RecordShipment } from "../../ordering/commands.js";
-import type { OrderShipped } from "../../ordering/events.js";
-import { orderAddress, orderIdSchema, type ShopContext } from "../context.js";
+import {
+  type RecordShipment,
+  type ShipmentEvent,
+  shipmentAddress,
+  UnknownShipmentError,
+  warehouseMessageId,
+} from "../../shipping/actor.js";
+import { orderIdSchema, type ShopContext } from "../context.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 
 export const warehouseWebhookSchema = z.object({
@@ -15,12 +20,18 @@ export const warehouseWebhookSchema = z.object({
 });
 
 /**
- * `POST /webhooks/warehouse`: the warehouse's OrderShipped, delivered at least once, maybe late,
- * maybe twice. Deduplicated by the order's inbox under `warehouse:{eventId}`, in the same commit
- * as the OrderShipped event, so a redelivery after a crash is answered and never recorded twice.
+ * `POST /webhooks/warehouse` (Shipping context): the warehouse's OrderShipped, delivered at least
+ * once, maybe late, maybe twice. Sent to `shipment/{orderId}` as `RecordShipment`, deduplicated by
+ * the shipment's inbox under `warehouse:{eventId}` in the same commit as `ShipmentRecorded` and the
+ * outbox row of the integration event `OrderShipped`, so a redelivery after a crash is answered
+ * and never recorded (or published) twice.
  *
- * Limitation: the inbox is per order, so one eventId reused for two *different* orders is not
- * detected here (each order records it once); the warehouse ledger audit would show it.
+ * An order Shipping never started (no `shipment/{id}` stream: a typo, a foreign id, a payment not
+ * yet processed) is a 404 that leaves no trace: checked before sending, and refused again by the
+ * shipment's decider should a start race the check (a refusal commits nothing).
+ *
+ * Limitation: the inbox is per shipment, so one eventId reused for two *different* orders is not
+ * detected here (each shipment records it once); the warehouse ledger audit would show it.
  */
 export function webhookRoutes(app: FastifyInstance, ctx: ShopContext): void {
   app.post("/webhooks/warehouse", async (request) => {
@@ -32,16 +43,22 @@ export function webhookRoutes(app: FastifyInstance, ctx: ShopContext): void {
       );
     }
     const webhook = parsed.data;
-    const address = orderAddress(webhook.orderId);
-    // Never create a stream for an order nobody placed: a typo or a foreign id must leave no trace.
-    if ((await ctx.journal.streamVersion(address)) === 0) throw new NotFoundError(`no order ${webhook.orderId}`);
-    const command = parseOrderCommand({
+    const address = shipmentAddress(webhook.orderId);
+    const unknown = () => new NotFoundError(`no shipment for order ${webhook.orderId}`);
+    if ((await ctx.journal.streamVersion(address)) === 0) throw unknown();
+    const command: RecordShipment = {
       type: "RecordShipment",
       eventId: webhook.eventId,
       shipmentId: webhook.shipmentId,
       occurredAt: webhook.occurredAt,
-    }) as RecordShipment;
-    const result = await ctx.runtime.send(address, command, { messageId: `warehouse:${webhook.eventId}` });
+    };
+    let result: Awaited<ReturnType<typeof ctx.runtime.send>>;
+    try {
+      result = await ctx.runtime.send(address, command, { messageId: warehouseMessageId(webhook.eventId) });
+    } catch (error) {
+      if (error instanceof UnknownShipmentError) throw unknown();
+      throw error;
+    }
     if (result.duplicate) {
       const recorded = await recordedShipment(ctx, address, webhook.eventId);
       if (recorded && (recorded.shipmentId !== webhook.shipmentId || recorded.occurredAt !== webhook.occurredAt)) {
@@ -61,11 +78,16 @@ export function webhookRoutes(app: FastifyInstance, ctx: ShopContext): void {
   });
 }
 
-async function recordedShipment(ctx: ShopContext, address: string, eventId: string): Promise<OrderShipped | undefined> {
-  const events = await ctx.journal.readStream(address);
-  for (const event of events) {
-    if (event.type !== "OrderShipped") continue;
-    const data = event.data as OrderShipped;
+type ShipmentRecorded = Extract<ShipmentEvent, { type: "ShipmentRecorded" }>;
+
+async function recordedShipment(
+  ctx: ShopContext,
+  address: string,
+  eventId: string,
+): Promise<ShipmentRecorded | undefined> {
+  for (const event of await ctx.journal.readStream(address)) {
+    if (event.type !== "ShipmentRecorded") continue;
+    const data = event.data as ShipmentRecorded;
     if (data.eventId === eventId) return data;
   }
   return undefined;

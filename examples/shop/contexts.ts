@@ -1,0 +1,329 @@
+import type { Registry } from "prom-client";
+import type { AnyActor } from "../../src/core/actor.js";
+import {
+  type Clock,
+  type IdGenerator,
+  type Random,
+  randomIds,
+  systemClock,
+  systemRandom,
+} from "../../src/core/clock.js";
+import { type Faults, noFaults } from "../../src/core/faults.js";
+import { type Logger, silentLogger } from "../../src/core/logger.js";
+import type { Runtime } from "../../src/core/runtime.js";
+import type { Journal } from "../../src/journal/types.js";
+import { Consumer } from "../../src/messaging/consumer.js";
+import { DeadLetters } from "../../src/messaging/dead-letters.js";
+import { type Envelope, envelopeFromOutbox } from "../../src/messaging/envelope.js";
+import { GAP_ALERTS, type GapAlert, type GapDecision, type GapInfo } from "../../src/messaging/gaps.js";
+import { type MessagingMetrics, messagingMetrics } from "../../src/messaging/metrics.js";
+import { Relay } from "../../src/messaging/relay.js";
+import { subjectFor } from "../../src/messaging/subjects.js";
+import type { Subscription, Transport } from "../../src/messaging/transport.js";
+import { type InProcessFaultKnobs, InProcessTransport } from "../../src/messaging/transports/in-process.js";
+import { connectNats } from "../../src/nats/connection.js";
+import { NatsTransport } from "../../src/nats/transport.js";
+import { FULFILLMENT_CONSUMES, fulfillment } from "./fulfillment/process.js";
+import { SHOP_STREAM, SHOP_SUBJECT_PREFIX, SHOP_SUBJECTS } from "./integration/events.js";
+import { orderActor } from "./ordering/actor.js";
+import { ORDERING_CONSUMES, orderingRoute } from "./ordering/integration.js";
+import { PAYMENT_CONSUMES, paymentActor, paymentRoute } from "./payment/actor.js";
+import { shipmentActor } from "./shipping/actor.js";
+import { orderFacts, orderTimeline } from "./views/order-views.js";
+
+/**
+ * The shop's wiring: four bounded contexts that talk only through integration events.
+ *
+ * ```
+ *  order/{id} ──OrderPlaced──▶ payment/{id} ──PaymentProcessed/Failed/NeedsAttention──▶ order/{id}
+ *      ▲                                            │                                    views
+ *      │                              fulfillment/{id} (OrderPlaced + PaymentProcessed)
+ *      │                                            │ StartShipping (outbox message)
+ *      └──────PicklistAccepted, OrderShipped─── shipment/{id} ◀── warehouse webhook
+ * ```
+ *
+ * Every actor runs on the one runtime passed in (register `SHOP_ACTORS` on it); the relay
+ * publishes the outbox's event rows to the transport on `shop.<source>.<type>`; one durable
+ * consumer per context subscribes to one wildcard subject (NATS 2.9 allows one filter per
+ * durable) and filters by type.
+ */
+
+export const SHOP_ACTORS: AnyActor[] = [orderActor, paymentActor, shipmentActor, fulfillment.actor];
+
+/** Durable consumer names (also the names their inboxes, checkpoints and dead letters are kept under). */
+export const CONSUMER_NAMES = {
+  ordering: "ordering",
+  payment: "payment",
+  fulfillment: "fulfillment",
+  views: "order-views",
+  timeline: "order-timeline",
+} as const;
+
+/** The producer actor type of each source: where a missing event can be looked up. */
+const PRODUCER_STREAM: Record<string, string> = { ordering: "order", payment: "payment", shipping: "shipment" };
+
+export interface ShopContextsOptions {
+  journal: Journal;
+  /** A runtime on which `SHOP_ACTORS` are registered. */
+  runtime: Runtime;
+  transport: Transport;
+  clock?: Clock;
+  ids?: IdGenerator;
+  logger?: Logger;
+  /** Where the messaging metrics go (one set per registry). */
+  registry?: Registry;
+  faults?: Faults;
+  /** Relay lease owner; unique per process. */
+  relayOwner?: string;
+  /** A gap in a producer stream open longer than this is alerted (timeline consumer). Default 30 s. */
+  gapTimeoutMs?: number;
+  /** How often gaps are checked. Default a quarter of the timeout. */
+  gapCheckMs?: number;
+  /** Deliveries before a failing message is dead-lettered. Default 5. */
+  maxDeliveries?: number;
+  /**
+   * In-process transport only: at start, publish again the events published within this window
+   * (default 10 min). The in-process log dies with the process, while the relay marked those rows
+   * done at publish: a crash between publish and consumption would lose them. The inboxes drop
+   * the ones that were consumed.
+   */
+  republishWindowMs?: number;
+}
+
+export interface IntegrationStats {
+  published: number;
+  /** Deliveries every consumer's inbox (or actor inbox) recognised as already handled. */
+  duplicatesSuppressed: number;
+  parked: number;
+  released: number;
+  /** Messages parked right now (journal-wide). */
+  parkedNow: number;
+  /** Gap alerts ever raised (journal-wide). */
+  gapsAlerted: number;
+  /** Dead letters stored (journal-wide, any status). */
+  deadLetters: number;
+  /** Backwards fact transitions ignored by the order view. */
+  backwardsIgnored: number;
+  republishedAtStart: number;
+  byConsumer: Record<string, Consumer["stats"]>;
+}
+
+export interface ShopContexts {
+  relay: Relay;
+  consumers: { ordering: Consumer; payment: Consumer; fulfillment: Consumer; views: Consumer; timeline: Consumer };
+  /** The fulfillment process manager's consumer route (for tests that feed it directly). */
+  fulfillmentRoute: typeof fulfillment.route;
+  deadLetters: DeadLetters;
+  metrics: MessagingMetrics;
+  transport: Transport;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Counters of this process, plus what the journal knows across processes (gaps, dead letters, parked). */
+  stats(): Promise<IntegrationStats>;
+}
+
+export function createShopContexts(options: ShopContextsOptions): ShopContexts {
+  const { journal, runtime, transport } = options;
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? randomIds;
+  const logger = options.logger ?? silentLogger;
+  const faults = options.faults ?? noFaults;
+  const metrics = messagingMetrics(options.registry);
+  const gapTimeoutMs = options.gapTimeoutMs ?? 30_000;
+  const common = { journal, clock, ids, logger, faults, metrics, maxDeliveries: options.maxDeliveries ?? 5 };
+
+  const relay = new Relay({
+    journal,
+    transport,
+    subjectPrefix: SHOP_SUBJECT_PREFIX,
+    owner: options.relayOwner ?? "shop-relay",
+    clock,
+    faults,
+    logger,
+    metrics,
+    pollMs: 200,
+  });
+  const consumers = {
+    ordering: new Consumer({
+      ...common,
+      name: CONSUMER_NAMES.ordering,
+      runtime,
+      handler: orderingRoute,
+      types: ORDERING_CONSUMES,
+    }),
+    payment: new Consumer({
+      ...common,
+      name: CONSUMER_NAMES.payment,
+      runtime,
+      handler: paymentRoute,
+      types: PAYMENT_CONSUMES,
+    }),
+    fulfillment: new Consumer({
+      ...common,
+      name: CONSUMER_NAMES.fulfillment,
+      runtime,
+      handler: fulfillment.route,
+      types: FULFILLMENT_CONSUMES,
+    }),
+    views: new Consumer({ ...common, name: CONSUMER_NAMES.views, handler: orderFacts }),
+    timeline: new Consumer({
+      ...common,
+      name: CONSUMER_NAMES.timeline,
+      handler: orderTimeline,
+      mode: "sequenced",
+      gapTimeoutMs,
+      reconcile: (gap) => supplyFromProducer(journal, gap),
+    }),
+  };
+  // One wildcard subject per durable; the consumer's `types` drop the rest.
+  const subjects: Record<keyof typeof consumers, string[]> = {
+    ordering: SHOP_SUBJECTS,
+    payment: [`${SHOP_SUBJECT_PREFIX}.ordering.>`],
+    fulfillment: SHOP_SUBJECTS,
+    views: SHOP_SUBJECTS,
+    timeline: SHOP_SUBJECTS,
+  };
+  const deadLetters = new DeadLetters(journal, { consumers: Object.values(consumers), clock });
+  let subscriptions: Subscription[] = [];
+  let stopGapWatch: (() => void) | undefined;
+  let republished = 0;
+
+  return {
+    relay,
+    consumers,
+    fulfillmentRoute: fulfillment.route,
+    deadLetters,
+    metrics,
+    transport,
+    async start() {
+      for (const [name, consumer] of Object.entries(consumers) as [keyof typeof consumers, Consumer][]) {
+        subscriptions.push(await consumer.subscribe(transport, { subjects: subjects[name] }));
+      }
+      if (transport instanceof InProcessTransport) {
+        republished = await republishRecent(journal, transport, clock.now() - (options.republishWindowMs ?? 600_000));
+      }
+      relay.start();
+      stopGapWatch = consumers.timeline.watchGaps(options.gapCheckMs ?? Math.max(100, Math.floor(gapTimeoutMs / 4)));
+    },
+    async stop() {
+      stopGapWatch?.();
+      await relay.stop();
+      await Promise.all(subscriptions.map((s) => s.stop()));
+      subscriptions = [];
+    },
+    async stats() {
+      const list = Object.values(consumers);
+      const sum = (field: keyof Consumer["stats"]) => list.reduce((n, c) => n + c.stats[field], 0);
+      const inProcess = transport instanceof InProcessTransport ? transport.stats.deduplicated : 0;
+      return {
+        published: relay.stats.published,
+        duplicatesSuppressed: sum("duplicates") + inProcess,
+        parked: sum("parked"),
+        released: sum("released"),
+        parkedNow: (await journal.listParked(CONSUMER_NAMES.timeline)).length,
+        gapsAlerted: (await gapAlerts(journal)).length,
+        deadLetters: (await journal.listDeadLetters({})).length,
+        backwardsIgnored: sum("backwards"),
+        republishedAtStart: republished,
+        byConsumer: Object.fromEntries(list.map((c) => [c.name, { ...c.stats }])),
+      };
+    },
+  };
+}
+
+/** Publish again the event rows done since `since` (in-process transport after a restart). */
+async function republishRecent(journal: Journal, transport: Transport, since: number): Promise<number> {
+  const rows = await journal.listOutbox({ category: "event", status: "done" });
+  let n = 0;
+  for (const row of rows) {
+    if (row.updatedAt < since) continue;
+    const envelope = envelopeFromOutbox(row);
+    await transport.publish(envelope, subjectFor(SHOP_SUBJECT_PREFIX, envelope));
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Reconciliation of a timeline gap: every context of this shop writes its events to the one
+ * journal's outbox, so a missing version is looked up at its producer (`payment/{orderId}`'s
+ * event rows, …) and supplied; if the producer has no such row (another deployment, a foreign
+ * publisher), the gap waits for an operator, visible in `oncely.gap-alerts`.
+ */
+async function supplyFromProducer(journal: Journal, gap: GapInfo): Promise<GapDecision> {
+  const [source, ...rest] = gap.source.split("/");
+  const aggregateId = rest.join("/");
+  const type = source === undefined ? undefined : PRODUCER_STREAM[source];
+  if (!type) return { action: "wait" };
+  const rows = await journal.listOutbox({ category: "event", stream: `${type}/${aggregateId}` });
+  const missing: Envelope[] = rows
+    .map(envelopeFromOutbox)
+    .filter(
+      (e) =>
+        e.source === source &&
+        (e.aggregateVersion ?? 0) >= gap.fromVersion &&
+        (e.aggregateVersion ?? 0) <= gap.toVersion,
+    );
+  return missing.length === gap.toVersion - gap.fromVersion + 1
+    ? { action: "supply", events: missing }
+    : { action: "wait" };
+}
+
+/** Gap alerts of the shop's timeline consumer (journal-wide, so they survive restarts). */
+export async function gapAlerts(journal: Journal): Promise<GapAlert[]> {
+  const docs = await journal.listDocuments(GAP_ALERTS);
+  return docs.map((d) => d.doc as GapAlert).filter((a) => a.consumer === CONSUMER_NAMES.timeline);
+}
+
+export type ShopTransportKind = "in-process" | "nats";
+
+export interface ShopTransportOptions {
+  kind: ShopTransportKind;
+  /** NATS server(s), default nats://127.0.0.1:4222. */
+  natsUrl?: string;
+  /** In-process only: duplicated, delayed and reordered delivery. */
+  faults?: InProcessFaultKnobs;
+  clock?: Clock;
+  random?: Random;
+  logger?: Logger;
+}
+
+/** The transport of a shop process: in-process by default, NATS JetStream stream `SHOP` on request. */
+export async function createShopTransport(options: ShopTransportOptions): Promise<Transport> {
+  if (options.kind === "in-process") {
+    return new InProcessTransport({
+      clock: options.clock ?? systemClock,
+      random: options.random ?? systemRandom,
+      logger: options.logger ?? silentLogger,
+      faults: options.faults ?? {},
+    });
+  }
+  const connection = await connectNats(options.natsUrl ?? "nats://127.0.0.1:4222", { name: "oncely-shop" });
+  try {
+    return await NatsTransport.create({
+      connection,
+      ownsConnection: true,
+      stream: SHOP_STREAM,
+      subjects: SHOP_SUBJECTS,
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
+/**
+ * Delete the `SHOP` stream (with its durable consumers) so that a fresh journal does not meet
+ * events of an earlier run: a new durable starts at the stream's first message. For the demo.
+ */
+export async function resetShopStream(natsUrl = "nats://127.0.0.1:4222"): Promise<void> {
+  const { jetstreamManager } = await import("@nats-io/jetstream");
+  const connection = await connectNats(natsUrl, { name: "oncely-shop-reset", maxReconnectAttempts: 0 });
+  try {
+    const jsm = await jetstreamManager(connection);
+    await jsm.streams.delete(SHOP_STREAM).catch(() => false);
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,163 @@
+import { Registry } from "prom-client";
+import { sequentialIds } from "../../../src/core/clock.js";
+import type { EffectOutcome, Typed } from "../../../src/core/decider.js";
+import { createRuntime, type Runtime } from "../../../src/core/runtime.js";
+import { memoryJournal } from "../../../src/journal/memory.js";
+import type { Journal } from "../../../src/journal/types.js";
+import type { Consumer } from "../../../src/messaging/consumer.js";
+import { type Envelope, envelopeFromOutbox } from "../../../src/messaging/envelope.js";
+import { InProcessTransport } from "../../../src/messaging/transports/in-process.js";
+import { SimulatedClock } from "../../../src/testing/clock.js";
+import { createShopContexts, SHOP_ACTORS, type ShopContexts } from "../contexts.js";
+import type { PlaceOrder } from "../ordering/commands.js";
+import { shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
+
+/**
+ * A shop world for tests: every context on one runtime and a memory journal, with the consumers
+ * of `createShopContexts`, and no transport running: a test hands envelopes to the consumers in
+ * whatever order, duplication and concurrency it wants.
+ */
+export interface ShopWorld {
+  journal: Journal;
+  runtime: Runtime;
+  contexts: ShopContexts;
+  clock: SimulatedClock;
+}
+
+export function shopWorld(): ShopWorld {
+  const journal = memoryJournal();
+  const clock = new SimulatedClock(Date.UTC(2026, 0, 1));
+  const runtime = createRuntime({ journal, actors: SHOP_ACTORS, clock, ids: sequentialIds("e") });
+  const contexts = createShopContexts({
+    journal,
+    runtime,
+    transport: new InProcessTransport({ clock }),
+    clock,
+    ids: sequentialIds("c"),
+    registry: new Registry(),
+    gapTimeoutMs: 60_000,
+  });
+  return { journal, runtime, contexts, clock };
+}
+
+export const allConsumers = (world: ShopWorld): Consumer[] => Object.values(world.contexts.consumers);
+
+export type PaymentScript = "paid" | "declined" | "attention-then-paid" | "attention-then-declined";
+export interface OrderScript {
+  orderId: string;
+  order: PlaceOrder;
+  payment: PaymentScript;
+  /** The warehouse's webhook arrives before the picklist's outcome is recorded. */
+  shipBeforePicklistOutcome: boolean;
+}
+
+export const placeOrder = (world: ShopWorld, script: OrderScript) =>
+  world.runtime.send(`order/${script.orderId}`, script.order, { messageId: `place:${script.orderId}` });
+
+const succeeded = (key: string, kind: string, result: unknown, via: "run" | "operator" = "run"): EffectOutcome => ({
+  type: "oncely.effect.succeeded",
+  key,
+  kind,
+  result,
+  attempt: 1,
+  via,
+});
+const failed = (key: string, kind: string, error: string, via: "run" | "operator" = "run"): EffectOutcome => ({
+  type: "oncely.effect.failed",
+  key,
+  kind,
+  error,
+  attempt: 1,
+  via,
+});
+
+/**
+ * Run the whole shop in order, as a scripted outside world: every effect row is answered as the
+ * script says (the payment maybe via reconciliation), every StartShipping is delivered, every
+ * picklist is followed by the warehouse's webhook, and every published event goes to every
+ * consumer in publication order. Returns the integration events in publication order.
+ */
+export async function produce(scripts: OrderScript[]): Promise<{ world: ShopWorld; envelopes: Envelope[] }> {
+  const world = shopWorld();
+  const { journal, runtime } = world;
+  const byId = new Map(scripts.map((s) => [s.orderId, s]));
+  for (const script of scripts) await placeOrder(world, script);
+  const handled = new Set<string>();
+  const envelopes: Envelope[] = [];
+  for (;;) {
+    const rows = (await journal.listOutbox({})).filter((r) => !handled.has(r.id)).sort((a, b) => a.seq - b.seq);
+    const row = rows[0];
+    if (!row) break;
+    handled.add(row.id);
+    if (row.category === "event") {
+      const envelope = envelopeFromOutbox(row);
+      envelopes.push(envelope);
+      for (const consumer of allConsumers(world)) await consumer.handle(envelope);
+      continue;
+    }
+    if (row.category === "message") {
+      const { to, command } = row.payload as { to: string; command: Typed };
+      const result = await runtime.send(to, command, { messageId: row.id });
+      await runtime.send(row.stream, { type: "oncely.message.delivered", id: row.id, to, reply: result.reply });
+      continue;
+    }
+    const orderId = (row.payload as { input: { orderId: string } }).input.orderId;
+    const script = byId.get(orderId);
+    if (!script) throw new Error(`effect ${row.id} for an unscripted order`);
+    if (row.kind === "payment") {
+      if (script.payment.startsWith("attention")) {
+        await runtime.send(row.stream, {
+          type: "oncely.effect.needs-reconciliation",
+          key: row.id,
+          kind: row.kind,
+          error: "timeout",
+          attempt: 3,
+        });
+      }
+      const via = script.payment.startsWith("attention") ? "operator" : "run";
+      const outcome = script.payment.endsWith("paid")
+        ? succeeded(row.id, row.kind, { paymentId: `pay_${orderId}` }, via)
+        : failed(row.id, row.kind, "card declined", via);
+      await runtime.send(row.stream, outcome);
+    } else if (row.kind === "picklist") {
+      const webhook = () =>
+        runtime.send(
+          shipmentAddress(orderId),
+          {
+            type: "RecordShipment",
+            eventId: `wh-${orderId}`,
+            shipmentId: `shp_${orderId}`,
+            occurredAt: "2026-01-02T00:00:00.000Z",
+          },
+          { messageId: warehouseMessageId(`wh-${orderId}`) },
+        );
+      if (script.shipBeforePicklistOutcome) await webhook();
+      await runtime.send(row.stream, succeeded(row.id, row.kind, { picklistId: `pck_${orderId}` }));
+      if (!script.shipBeforePicklistOutcome) await webhook();
+    } else {
+      await runtime.send(row.stream, succeeded(row.id, row.kind, { messageId: `msg_${row.id}` }));
+    }
+  }
+  return { world, envelopes };
+}
+
+/** Everything a consumer side ends with, in a comparable form. */
+export async function snapshot(world: ShopWorld) {
+  const { journal, runtime } = world;
+  const states: Record<string, unknown> = {};
+  for (const prefix of ["order/", "payment/", "fulfillment/", "shipment/"]) {
+    for (const address of await journal.listStreams(prefix)) states[address] = (await runtime.state(address)).state;
+  }
+  const docs = async (collection: string) =>
+    Object.fromEntries((await journal.listDocuments(collection)).map((d) => [d.id, d.doc]));
+  const outbox = (await journal.listOutbox({}))
+    .filter((r) => r.category !== "event")
+    .map((r) => `${r.category}:${r.id}`)
+    .sort();
+  return {
+    states,
+    views: await docs("order-views"),
+    timelines: await docs("order-timelines"),
+    outbox,
+  };
+}

@@ -1,0 +1,88 @@
+import type { Envelope } from "../../../src/messaging/envelope.js";
+import { defineProcessManager } from "../../../src/messaging/process-manager.js";
+import { payloadOf } from "../integration/events.js";
+import { type StartShipping, shipmentAddress } from "../shipping/actor.js";
+
+/**
+ * The fulfillment process, `fulfillment/{orderId}`: the one place where the causal order
+ * "payment processed → start shipping" lives (seed 2), never assumed from arrival order.
+ *
+ * It needs two facts from two contexts, `OrderPlaced` (the lines) and `PaymentProcessed`, which may
+ * arrive in either order, late or twice; it records each as it comes and sends `StartShipping`
+ * once both are known, through the outbox (delivery id `order:{id}:start-shipping`, deduplicated
+ * by the shipment's inbox). `PaymentFailed` closes the process: nothing will ever ship.
+ */
+
+export type FulfillmentEvent =
+  | { type: "OrderNoted"; lines: { sku: string; quantity: number }[] }
+  | { type: "PaymentNoted"; paymentId: string }
+  | { type: "PaymentFailureNoted"; reason: string }
+  | { type: "ShippingRequested" };
+
+export interface FulfillmentState {
+  orderId: string;
+  lines: { sku: string; quantity: number }[] | null;
+  paymentId: string | null;
+  failed: boolean;
+  shippingRequested: boolean;
+}
+
+export const FULFILLMENT_CONSUMES = ["OrderPlaced", "PaymentProcessed", "PaymentFailed"] as const;
+
+export const startShippingId = (orderId: string) => `order:${orderId}:start-shipping`;
+
+function evolve(state: FulfillmentState, event: FulfillmentEvent): FulfillmentState {
+  switch (event.type) {
+    case "OrderNoted":
+      return state.lines ? state : { ...state, lines: event.lines };
+    case "PaymentNoted":
+      return state.paymentId ? state : { ...state, paymentId: event.paymentId };
+    case "PaymentFailureNoted":
+      return { ...state, failed: true };
+    case "ShippingRequested":
+      return { ...state, shippingRequested: true };
+  }
+}
+
+function noted(state: FulfillmentState, envelope: Envelope): FulfillmentEvent[] {
+  switch (envelope.type) {
+    case "OrderPlaced": {
+      if (state.lines) return [];
+      const { lines } = payloadOf(envelope, "OrderPlaced");
+      return [{ type: "OrderNoted", lines: lines.map(({ sku, quantity }) => ({ sku, quantity })) }];
+    }
+    case "PaymentProcessed": {
+      if (state.paymentId) return [];
+      return [{ type: "PaymentNoted", paymentId: payloadOf(envelope, "PaymentProcessed").paymentId }];
+    }
+    case "PaymentFailed":
+      if (state.failed) return [];
+      return [{ type: "PaymentFailureNoted", reason: payloadOf(envelope, "PaymentFailed").reason }];
+    default:
+      return [];
+  }
+}
+
+export const fulfillment = defineProcessManager<FulfillmentState, FulfillmentEvent>({
+  type: "fulfillment",
+  correlate: (envelope) =>
+    (FULFILLMENT_CONSUMES as readonly string[]).includes(envelope.type) ? envelope.aggregateId : undefined,
+  initialState: (orderId) => ({ orderId, lines: null, paymentId: null, failed: false, shippingRequested: false }),
+  evolve,
+  react(state, envelope, context) {
+    const events = noted(state, envelope);
+    const next = events.reduce(evolve, state);
+    // Both facts known, and never asked before: ask once. A payment that both failed and
+    // succeeded cannot come from one Payment context (its first final outcome wins); should it
+    // happen, the processed payment is what money says, so shipping still starts.
+    if (!next.lines || !next.paymentId || next.shippingRequested) return { events };
+    const command: StartShipping = { type: "StartShipping", orderId: context.id, lines: next.lines };
+    return {
+      events: [...events, { type: "ShippingRequested" }],
+      send: [{ to: shipmentAddress(context.id), id: startShippingId(context.id), command }],
+    };
+  },
+});
+
+/** Whether the process has nothing left to do: shipping was asked for, or the payment failed. */
+export const fulfillmentDone = (state: FulfillmentState) => state.shippingRequested || state.failed;

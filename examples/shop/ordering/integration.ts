@@ -1,0 +1,70 @@
+import type { CommandHandler } from "../../../src/messaging/handlers.js";
+import { payloadOf } from "../integration/events.js";
+
+/**
+ * What Ordering hears from the other contexts. Each integration event becomes a command to
+ * `order/{orderId}` carrying its eventId; the consumer sends it with messageId = eventId, so the
+ * order's inbox (committed with its events) drops any redelivery. Each command updates one
+ * independent, monotonic fact; none assigns a status.
+ */
+export type IntegrationCommand =
+  | { type: "RecordPaymentProcessed"; eventId: string; paymentId: string }
+  | { type: "RecordPaymentFailed"; eventId: string; reason: string }
+  | { type: "RecordPaymentNeedsAttention"; eventId: string; error: string }
+  | { type: "RecordPicklistAccepted"; eventId: string; picklistId: string }
+  | {
+      type: "RecordOrderShipped";
+      eventId: string;
+      shipmentId: string;
+      /** The warehouse's webhook event id and time, as Shipping recorded them. */
+      warehouseEventId: string;
+      shippedAt: string;
+    };
+
+export const INTEGRATION_COMMAND_TYPES = [
+  "RecordPaymentProcessed",
+  "RecordPaymentFailed",
+  "RecordPaymentNeedsAttention",
+  "RecordPicklistAccepted",
+  "RecordOrderShipped",
+] as const;
+
+export const ORDERING_CONSUMES = [
+  "PaymentProcessed",
+  "PaymentFailed",
+  "PaymentNeedsAttention",
+  "PicklistAccepted",
+  "OrderShipped",
+] as const;
+
+export const orderingRoute: CommandHandler = {
+  kind: "command",
+  route(envelope) {
+    const address = `order/${envelope.aggregateId}`;
+    const eventId = envelope.eventId;
+    switch (envelope.type) {
+      case "PaymentProcessed": {
+        const { paymentId } = payloadOf(envelope, "PaymentProcessed");
+        return { address, command: { type: "RecordPaymentProcessed", eventId, paymentId } };
+      }
+      case "PaymentFailed": {
+        const { reason } = payloadOf(envelope, "PaymentFailed");
+        return { address, command: { type: "RecordPaymentFailed", eventId, reason } };
+      }
+      case "PaymentNeedsAttention": {
+        const { error } = payloadOf(envelope, "PaymentNeedsAttention");
+        return { address, command: { type: "RecordPaymentNeedsAttention", eventId, error } };
+      }
+      case "PicklistAccepted": {
+        const { picklistId } = payloadOf(envelope, "PicklistAccepted");
+        return { address, command: { type: "RecordPicklistAccepted", eventId, picklistId } };
+      }
+      case "OrderShipped": {
+        const { shipmentId, warehouseEventId, shippedAt } = payloadOf(envelope, "OrderShipped");
+        return { address, command: { type: "RecordOrderShipped", eventId, shipmentId, warehouseEventId, shippedAt } };
+      }
+      default:
+        return undefined;
+    }
+  },
+};

@@ -1,0 +1,296 @@
+import { defineActor } from "../../../src/core/actor.js";
+import type { DecideContext, Decision, EffectOutcome, PublishRequest } from "../../../src/core/decider.js";
+import { CommandRejectedError } from "../../../src/core/errors.js";
+import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
+import type { EffectStatus } from "../../../src/effects/types.js";
+import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
+import { EFFECT_KINDS, effectKey, type PicklistInput } from "../ordering/effects.js";
+
+/**
+ * The Shipping context: the actor `shipment/{orderId}` owns the warehouse (the picklist effect
+ * `order:{orderId}:picklist`) and the warehouse's webhook. It starts only on `StartShipping` from
+ * the fulfillment process (which sends it once the payment was processed), and publishes
+ * `PicklistAccepted` and `OrderShipped`, each in the commit of the fact it announces.
+ */
+
+export interface StartShipping {
+  type: "StartShipping";
+  orderId: string;
+  lines: { sku: string; quantity: number }[];
+}
+export interface RecordShipment {
+  type: "RecordShipment";
+  /** The warehouse's webhook event id. */
+  eventId: string;
+  shipmentId: string;
+  /** The warehouse's clock: audit only, never used to order anything. */
+  occurredAt: string;
+}
+export type ShipmentCommand = StartShipping | RecordShipment;
+
+type Via = "run" | "lookup" | "operator";
+export type ShipmentEvent =
+  | { type: "ShippingStarted"; orderId: string; lines: { sku: string; quantity: number }[] }
+  | { type: "PicklistRequested"; key: string }
+  | { type: "PicklistAccepted"; key: string; picklistId: string; via: Via }
+  | { type: "PicklistRejected"; key: string; reason: string; via: Via }
+  | { type: "PicklistUnknown"; key: string; error: string; attempt: number }
+  | { type: "PicklistNeedsReconciliation"; key: string; error: string }
+  | { type: "ShipmentRecorded"; eventId: string; shipmentId: string; occurredAt: string };
+
+export interface ShipmentState {
+  orderId: string;
+  lines: { sku: string; quantity: number }[] | null;
+  /** The current picklist request (attempt n has key `picklistKey(orderId, n)`). */
+  picklist: {
+    key: string | null;
+    attempt: number;
+    status: EffectStatus;
+    picklistId: string | null;
+    reason: string | null;
+    lastError: string | null;
+    needsReconciliation: boolean;
+  };
+  rejections: string[];
+  shipment: { eventId: string; shipmentId: string; occurredAt: string } | null;
+  /** Integration events published so far: the next one gets aggregateVersion `published + 1`. */
+  published: number;
+}
+
+export const initialShipmentState = (orderId: string): ShipmentState => ({
+  orderId,
+  lines: null,
+  picklist: {
+    key: null,
+    attempt: 0,
+    status: "NotRequested",
+    picklistId: null,
+    reason: null,
+    lastError: null,
+    needsReconciliation: false,
+  },
+  /** Why earlier picklist requests definitely failed. */
+  rejections: [],
+  shipment: null,
+  published: 0,
+});
+
+export function evolveShipment(state: ShipmentState, event: ShipmentEvent): ShipmentState {
+  const picklist = state.picklist;
+  switch (event.type) {
+    case "ShippingStarted":
+      return state.lines ? state : { ...state, lines: event.lines };
+    case "PicklistRequested":
+      if (picklist.key === event.key) return state;
+      // A new request (first, or after a definite failure of the previous one): a new effect, a new key.
+      return {
+        ...state,
+        picklist: {
+          ...initialShipmentState(state.orderId).picklist,
+          key: event.key,
+          attempt: picklist.attempt + 1,
+          status: "Pending",
+        },
+      };
+    case "PicklistAccepted":
+      if (isFinalStatus(picklist.status)) return state;
+      return {
+        ...state,
+        picklist: {
+          ...picklist,
+          status: "Completed",
+          picklistId: event.picklistId,
+          lastError: null,
+          needsReconciliation: false,
+        },
+        published: state.published + 1,
+      };
+    case "PicklistRejected":
+      if (isFinalStatus(picklist.status)) return state;
+      return {
+        ...state,
+        picklist: { ...picklist, status: "Failed", reason: event.reason, lastError: null, needsReconciliation: false },
+        rejections: [...state.rejections, event.reason],
+      };
+    case "PicklistUnknown":
+      return {
+        ...state,
+        picklist: { ...picklist, status: effectStatusAfter(picklist.status, "Unknown"), lastError: event.error },
+      };
+    case "PicklistNeedsReconciliation":
+      if (isFinalStatus(picklist.status)) return state;
+      return {
+        ...state,
+        picklist: {
+          ...picklist,
+          status: effectStatusAfter(picklist.status, "Unknown"),
+          lastError: event.error,
+          needsReconciliation: true,
+        },
+      };
+    case "ShipmentRecorded":
+      if (state.shipment) return state;
+      return {
+        ...state,
+        shipment: { eventId: event.eventId, shipmentId: event.shipmentId, occurredAt: event.occurredAt },
+        published: state.published + 1,
+      };
+  }
+}
+
+const publish = (
+  state: ShipmentState,
+  type: "PicklistAccepted" | "OrderShipped",
+  eventId: string,
+  payload: unknown,
+): PublishRequest => ({
+  eventId,
+  type,
+  source: SOURCES.shipping,
+  aggregateId: state.orderId,
+  aggregateVersion: state.published + 1,
+  payload,
+});
+
+/** Picklist requests after which a definite failure is left to a person. */
+export const MAX_PICKLIST_ATTEMPTS = 3;
+
+/**
+ * `order:{id}:picklist` for the first request, `order:{id}:picklist:{n}` for a later one. A new
+ * key is only ever taken after the previous request definitely failed (the warehouse refused it,
+ * or an operator found no record of it): nothing can ship twice from it.
+ */
+export const picklistKey = (orderId: string, attempt: number) =>
+  attempt <= 1 ? effectKey(orderId, "picklist") : `${effectKey(orderId, "picklist")}:${attempt}`;
+
+export function decideShipment(
+  command: ShipmentCommand | EffectOutcome,
+  state: ShipmentState,
+  context: DecideContext,
+): Decision<ShipmentEvent> {
+  const orderId = context.id;
+  switch (command.type) {
+    case "StartShipping": {
+      const key = picklistKey(orderId, 1);
+      if (command.orderId !== orderId)
+        throw new CommandRejectedError(`shipment ${orderId} got StartShipping for ${command.orderId}`);
+      // Started already (another delivery of the same decision): the picklist is not sent twice.
+      if (state.lines) return { reply: shipmentSummary(state) };
+      const events: ShipmentEvent[] = [
+        { type: "ShippingStarted", orderId, lines: command.lines },
+        { type: "PicklistRequested", key },
+      ];
+      const input: PicklistInput = { orderId, lines: command.lines };
+      return {
+        events,
+        // The warehouse ships once per picklist key, so a shipment already recorded still gets no second picklist:
+        // here none can be, because a shipment is refused before the start.
+        effects: [{ kind: EFFECT_KINDS.picklist, key, input }],
+        reply: shipmentSummary(events.reduce(evolveShipment, state)),
+      };
+    }
+    case "RecordShipment": {
+      // A webhook for an order Shipping never started: refuse, so no stream is created for it.
+      if (!state.lines) throw new UnknownShipmentError(orderId);
+      if (state.shipment) return { reply: { ...shipmentSummary(state), duplicate: true } };
+      const event: ShipmentEvent = {
+        type: "ShipmentRecorded",
+        eventId: command.eventId,
+        shipmentId: command.shipmentId,
+        occurredAt: command.occurredAt,
+      };
+      const payload: PayloadOf<"OrderShipped"> = {
+        orderId,
+        shipmentId: command.shipmentId,
+        warehouseEventId: command.eventId,
+        shippedAt: command.occurredAt,
+      };
+      return {
+        events: [event],
+        publish: [publish(state, "OrderShipped", eventIds.orderShipped(orderId), payload)],
+        reply: shipmentSummary(evolveShipment(state, event)),
+      };
+    }
+  }
+  if (!("key" in command)) throw new CommandRejectedError(`shipment ${orderId} does not handle ${command.type}`);
+  const key = state.picklist.key;
+  const unchanged = { reply: shipmentSummary(state) };
+  if (key === null || command.key !== key) {
+    const earlier = Array.from({ length: state.picklist.attempt - 1 }, (_, i) => picklistKey(orderId, i + 1));
+    // A straggler of an earlier request, final before the next one was asked for: nothing to do.
+    if (earlier.includes(command.key)) return unchanged;
+    throw new CommandRejectedError(`shipment ${orderId} never sent a picklist under "${command.key}"`);
+  }
+  if (isFinalStatus(state.picklist.status)) return unchanged;
+  switch (command.type) {
+    case "oncely.effect.succeeded": {
+      const picklistId = (command.result as { picklistId?: unknown } | null)?.picklistId;
+      if (typeof picklistId !== "string" || picklistId === "") {
+        throw new CommandRejectedError(`outcome of "${key}" lacks picklistId: ${JSON.stringify(command.result)}`);
+      }
+      const event: ShipmentEvent = { type: "PicklistAccepted", key, picklistId, via: command.via };
+      const payload: PayloadOf<"PicklistAccepted"> = { orderId, picklistId };
+      return {
+        events: [event],
+        publish: [publish(state, "PicklistAccepted", eventIds.picklistAccepted(orderId), payload)],
+        reply: shipmentSummary(evolveShipment(state, event)),
+      };
+    }
+    case "oncely.effect.failed": {
+      const events: ShipmentEvent[] = [{ type: "PicklistRejected", key, reason: command.error, via: command.via }];
+      // The warehouse never took it: ask again under a new key, a bounded number of times.
+      const attempt = state.picklist.attempt + 1;
+      if (attempt > MAX_PICKLIST_ATTEMPTS || !state.lines) {
+        return { events, reply: shipmentSummary(events.reduce(evolveShipment, state)) };
+      }
+      const next = picklistKey(orderId, attempt);
+      events.push({ type: "PicklistRequested", key: next });
+      const input: PicklistInput = { orderId, lines: state.lines };
+      return {
+        events,
+        effects: [{ kind: EFFECT_KINDS.picklist, key: next, input }],
+        reply: shipmentSummary(events.reduce(evolveShipment, state)),
+      };
+    }
+    case "oncely.effect.unknown": {
+      if (state.picklist.status === "Unknown") return unchanged;
+      const event: ShipmentEvent = { type: "PicklistUnknown", key, error: command.error, attempt: command.attempt };
+      return { events: [event], reply: shipmentSummary(evolveShipment(state, event)) };
+    }
+    case "oncely.effect.needs-reconciliation": {
+      if (state.picklist.needsReconciliation) return unchanged;
+      const event: ShipmentEvent = { type: "PicklistNeedsReconciliation", key, error: command.error };
+      return { events: [event], reply: shipmentSummary(evolveShipment(state, event)) };
+    }
+    default:
+      throw new CommandRejectedError(`shipment ${orderId} does not handle ${(command as { type: string }).type}`);
+  }
+}
+
+/** A shipment recorded for an order whose shipping never started (a typo, a foreign id). */
+export class UnknownShipmentError extends CommandRejectedError {
+  constructor(readonly orderId: string) {
+    super(`shipping never started for order ${orderId}`);
+    this.name = "UnknownShipmentError";
+  }
+}
+
+export const shipmentSummary = (state: ShipmentState) => ({
+  orderId: state.orderId,
+  picklistId: state.picklist.picklistId,
+  shipmentId: state.shipment?.shipmentId ?? null,
+});
+
+/** `shipment/{orderId}`. */
+export const shipmentActor = defineActor<ShipmentState, ShipmentCommand, ShipmentEvent>({
+  type: "shipment",
+  initialState: initialShipmentState,
+  evolve: evolveShipment,
+  decide: decideShipment,
+  snapshot: { every: 50, schemaVersion: 1 },
+});
+
+export const shipmentAddress = (orderId: string) => `shipment/${orderId}`;
+
+/** The warehouse webhook's dedup id in the shipment's inbox. */
+export const warehouseMessageId = (eventId: string) => `warehouse:${eventId}`;
