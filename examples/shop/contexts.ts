@@ -75,6 +75,12 @@ export interface ShopContextsOptions {
   faults?: Faults;
   /** Relay lease owner; unique per process. */
   relayOwner?: string;
+  /**
+   * How long a relay holds the rows it claimed (default 30 s). A relay that dies keeps them that
+   * long, so a shop that restarts workers quickly wants it short; a publish outliving it is
+   * published twice, which the broker and the inboxes absorb.
+   */
+  relayLeaseMs?: number;
   /** A gap in a producer stream open longer than this is alerted (timeline consumer). Default 30 s. */
   gapTimeoutMs?: number;
   /** How often gaps are checked. Default a quarter of the timeout. */
@@ -137,6 +143,7 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
     transport,
     subjectPrefix: SHOP_SUBJECT_PREFIX,
     owner: options.relayOwner ?? "shop-relay",
+    leaseMs: options.relayLeaseMs ?? 30_000,
     clock,
     faults,
     logger,

@@ -23,6 +23,12 @@ export const SHOP_FAULT_POINTS: readonly FaultPoint[] = [
   "dispatch.beforeHandler",
   "dispatch.afterProvider",
   "dispatch.outcomeCommitted",
+  // Fulfillment's StartShipping to the shipment actor is an actor-to-actor message.
+  "delivery.inboxRecorded",
+  // The order timeline is a sequenced consumer.
+  "consumer.checkpointStored",
+  // Every context publishes through the relay.
+  "relay.published",
 ];
 
 export { FAULT_POINTS };

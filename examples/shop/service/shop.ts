@@ -212,6 +212,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       registry: new Registry(),
       faults,
       relayOwner: `relay-${process.pid}-${clock.now().toString(36)}`,
+      // As the effect leases: a killed worker's claimed events are relayed again within seconds.
+      relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
