@@ -125,11 +125,23 @@ export class Runtime {
     return this.send(address, command, options);
   }
 
-  /** Current state of an actor (activating it if needed), read in its mailbox. */
+  /**
+   * Current state of an actor, read in its mailbox. A cached actor first catches up with events
+   * other processes appended since (one read of the stream's tail), so a read never returns a
+   * state older than what the journal held when it started. Commands need no such read: a
+   * stale cache makes their commit conflict, and they reload.
+   */
   state<S = unknown>(address: string): Promise<{ state: S; version: number }> {
     const definition = this.definition(address);
     return this.mailboxes.run(address, async () => {
+      const cached = this.active.has(address);
       const activation = await this.activate(definition, address);
+      if (cached) {
+        for (const record of await this.journal.readStream(address, activation.version + 1)) {
+          activation.state = definition.evolve(activation.state, record.data as Typed);
+          activation.version = record.version;
+        }
+      }
       return { state: activation.state as S, version: activation.version };
     });
   }

@@ -26,7 +26,7 @@ import { OutboxListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import * as sequencing from "./sequencing.js";
-import { withClient } from "./sql.js";
+import { guardPool, withClient } from "./sql.js";
 import * as streams from "./streams.js";
 import { type Tables, tables } from "./tables.js";
 
@@ -71,8 +71,7 @@ export class PostgresJournal implements Journal {
     this.pool =
       options.pool ??
       new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
-    // An idle client whose connection dies emits 'error' on the pool; unhandled, it would crash the process.
-    this.pool.on("error", (error) => {
+    guardPool(this.pool, (error) => {
       this.lastPoolError = error;
     });
     this.listener = new OutboxListener(

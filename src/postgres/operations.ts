@@ -6,6 +6,7 @@ import {
   type OperationRecord,
   type OperationStore,
 } from "../effects/operations/types.js";
+import { guardPool } from "./sql.js";
 
 export interface PostgresOperationStoreOptions {
   /** Connection string (a pool is created and closed by the store), or a pool to share. */
@@ -45,7 +46,9 @@ export class PostgresOperationStore implements OperationStore {
     const schema = checkIdentifier(options.schema ?? "public", "schema");
     this.table = `"${schema}"."${checkIdentifier(options.table ?? "oncely_operations", "table")}"`;
     this.owned = !options.pool;
-    this.pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 10 });
+    this.pool = guardPool(options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 10 }), () => {
+      // A lost connection fails the statement that used it; nothing else to do here.
+    });
   }
 
   async migrate(): Promise<void> {

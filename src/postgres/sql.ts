@@ -31,3 +31,18 @@ export async function withClient<T>(
     client.release(broken);
   }
 }
+
+/**
+ * Make a pool safe to lose connections: errors of idle clients (the pool's 'error') and of clients
+ * that die while being handed out (each client's own 'error') go to `onError` instead of becoming
+ * uncaught exceptions. A backend terminated while pg-pool hands a client out (after pg-pool
+ * removed its idle listener, before the caller adds one) otherwise ends the process; the chaos run
+ * found that. The failure still reaches whoever runs a statement on that client.
+ */
+export function guardPool(pool: pg.Pool, onError: (error: Error) => void): pg.Pool {
+  pool.on("error", onError);
+  pool.on("connect", (client) => {
+    client.on("error", onError);
+  });
+  return pool;
+}

@@ -238,3 +238,16 @@ describe("actor runtime", () => {
     expect(() => runtime.send("no-slash", { type: "Add" })).toThrow(/type\/id/);
   });
 });
+
+describe("reads across processes", () => {
+  it("state() catches up with events another runtime appended to a cached actor", async () => {
+    const journal = memoryJournal();
+    const one = createRuntime({ journal, actors: [counter], ids: sequentialIds("one") });
+    const two = createRuntime({ journal, actors: [counter], ids: sequentialIds("two") });
+    await one.send("counter/a", { type: "Add", amount: 1 });
+    expect((await one.state<CounterState>("counter/a")).state.total).toBe(1); // now cached in `one`
+    await two.send("counter/a", { type: "Add", amount: 10 });
+    const read = await one.state<CounterState>("counter/a");
+    expect(read).toMatchObject({ version: 2, state: { total: 11, history: [1, 10] } });
+  });
+});
