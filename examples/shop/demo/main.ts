@@ -51,6 +51,22 @@ const program = new Command()
   )
   .option("--nats-url <url>", "NATS server for --transport nats", "nats://127.0.0.1:4222")
   .option("--payment-no-idempotency", "the payment provider charges on every request: ambiguous charges are looked up")
+  .option(
+    "--workers <n>",
+    "worker processes sharing the journal (kills hit a random one)",
+    integer("--workers", 1, 16),
+    1,
+  )
+  .option(
+    "--pg-restart-ms <ms>",
+    "with --db: terminate every worker connection to PostgreSQL about this often",
+    integer("--pg-restart-ms", 100, 600_000),
+  )
+  .option("--duration <s>", "stop placing new orders after this many seconds", integer("--duration", 1, 86_400))
+  .option(
+    "--chaos",
+    "chaos run defaults: 3 workers, PostgreSQL (postgres://postgres@127.0.0.1:5432/test unless --db), NATS, connection restarts every 2 s",
+  )
   .exitOverride((error) => {
     process.exit(error.exitCode === 0 ? 0 : 2);
   });
@@ -63,14 +79,30 @@ const opts = program.opts<{
   paymentNoIdempotency?: boolean;
   transport: "in-process" | "nats";
   natsUrl: string;
+  workers: number;
+  pgRestartMs?: number;
+  duration?: number;
+  chaos?: boolean;
 }>();
+// --chaos only changes defaults: every flag given explicitly still wins.
+if (opts.chaos) {
+  const defaulted = (name: string) => program.getOptionValueSource(name) === "default";
+  if (defaulted("workers")) opts.workers = 3;
+  opts.db ??= "postgres://postgres@127.0.0.1:5432/test";
+  if (defaulted("transport")) opts.transport = "nats";
+  opts.pgRestartMs ??= 2000;
+}
+if (opts.pgRestartMs !== undefined && !opts.db) {
+  process.stderr.write("--pg-restart-ms needs --db postgres://… (there is no connection to restart with SQLite)\n");
+  process.exit(2);
+}
 
 const tty = process.stdout.isTTY === true;
 const bar = tty
   ? new cliProgress.SingleBar(
       {
         format:
-          " {bar} {value}/{total} orders ended | {phase} | placed {placed} | kills {kills} | attention {attention}",
+          " {bar} {value}/{total} orders ended | {phase} | placed {placed} | kills {kills} | pg restarts {pgRestarts} | attention {attention}",
         hideCursor: true,
       },
       cliProgress.Presets.shades_classic,
@@ -86,7 +118,7 @@ const onProgress = (p: DemoProgress) => {
     return;
   }
   // Not a terminal: a plain line when something changed, at most every 2 s (and always the last).
-  const line = `${p.phase}: ${p.terminal}/${p.total} ended, ${p.placed} placed, ${p.kills} kills, ${p.attention} attention`;
+  const line = `${p.phase}: ${p.terminal}/${p.total} ended, ${p.placed} placed, ${p.kills} kills, ${p.pgRestarts} pg restarts, ${p.attention} attention`;
   if (line !== lastLine && (Date.now() - lastAt > 2000 || p.phase === "done" || p.phase === "auditing")) {
     process.stdout.write(`${line}\n`);
     lastLine = line;
@@ -95,7 +127,12 @@ const onProgress = (p: DemoProgress) => {
 };
 
 try {
-  const result = await runDemo({ ...opts, onProgress });
+  const result = await runDemo({
+    ...opts,
+    pgConnectionRestartMs: opts.pgRestartMs,
+    durationMs: opts.duration === undefined ? undefined : opts.duration * 1000,
+    onProgress,
+  });
   bar?.stop();
   process.stdout.write(`${formatResult(result, opts)}\n`);
   process.exit(auditClean(result.report) ? 0 : 1);

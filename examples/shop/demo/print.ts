@@ -9,7 +9,7 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   const seconds = (result.durationMs / 1000).toFixed(1);
   add();
   add(
-    `oncely shop demo — ${options.orders} orders, faults ${options.faults}, seed ${options.seed}, journal ${result.backend}, transport ${result.integration.transport}, ${seconds} s`,
+    `oncely shop demo — ${r.orders.placed} orders, ${result.workers} worker${result.workers > 1 ? "s" : ""}, faults ${options.faults}, seed ${options.seed}, journal ${result.backend}, transport ${result.integration.transport}, ${seconds} s`,
   );
   add("Audit from the providers' own ledgers (GET /ledger), compared with the shop's order views.");
   add();
@@ -70,10 +70,13 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   add(`  settled by the demo acting as operator (reading the provider's ledger): ${r.operator.length}`);
   for (const s of r.operator.slice(0, 10)) add(`    ${s.key}: ${s.outcome} (${s.evidence})`);
   add();
-  add("Worker");
+  add(result.workers > 1 ? `Workers (${result.workers} processes sharing the journal)` : "Worker");
   add(
     `  incarnations ${r.worker.incarnations}; SIGKILLs survived: ${r.worker.killedByParent} at random moments + ${r.worker.killedAtFaultPoint} right after a provider answered (dispatch.afterProvider)`,
   );
+  if (result.pgRestarts > 0) {
+    add(`  PostgreSQL connection restarts survived (every worker connection terminated): ${result.pgRestarts}`);
+  }
   add(`  worker warnings: ${result.workerLog}`);
   add();
   add("Invariants");

@@ -34,6 +34,18 @@ export interface DemoOptions {
   transport?: "in-process" | "nats";
   /** Default nats://127.0.0.1:4222. The demo deletes and recreates the stream `SHOP` first. */
   natsUrl?: string;
+  /**
+   * Worker processes sharing the journal (default 1). With more than one, the client spreads its
+   * requests over them and kills pick a worker at random: the chaos run.
+   */
+  workers?: number;
+  /**
+   * With PostgreSQL: terminate every connection of the shop's workers (pg_terminate_backend) about
+   * this often (seeded jitter). Unset: never.
+   */
+  pgConnectionRestartMs?: number;
+  /** Stop placing new orders after this long (ms); the orders placed by then are driven to the end and audited. */
+  durationMs?: number;
   /** Orders in flight at once (default 8). */
   concurrency?: number;
   /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
@@ -50,6 +62,8 @@ export interface DemoProgress {
   terminal: number;
   kills: number;
   attention: number;
+  /** PostgreSQL connection restarts so far (chaos). */
+  pgRestarts: number;
 }
 
 /** Integration events between the contexts, summed over worker incarnations. */
@@ -73,6 +87,10 @@ export interface IntegrationSummary {
 
 export interface DemoResult {
   report: AuditReport;
+  /** Worker processes that shared the journal. */
+  workers: number;
+  /** PostgreSQL connection restarts (pg_terminate_backend of every worker connection) survived. */
+  pgRestarts: number;
   backend: "sqlite" | "postgres";
   integration: IntegrationSummary;
   durationMs: number;
@@ -88,7 +106,21 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const started = Date.now();
   const profile = faultProfile(options.faults);
   const total = options.orders;
-  const progress: DemoProgress = { phase: "starting", total, placed: 0, terminal: 0, kills: 0, attention: 0 };
+  const progress: DemoProgress = {
+    phase: "starting",
+    total,
+    placed: 0,
+    terminal: 0,
+    kills: 0,
+    attention: 0,
+    pgRestarts: 0,
+  };
+  const workerCount = options.workers ?? 1;
+  if (!Number.isInteger(workerCount) || workerCount < 1)
+    throw new Error(`workers must be an integer >= 1, got ${workerCount}`);
+  if (options.pgConnectionRestartMs !== undefined && !options.db) {
+    throw new Error("pgConnectionRestartMs needs a PostgreSQL journal (db)");
+  }
   const report = () => options.onProgress?.({ ...progress });
   report();
 
@@ -96,8 +128,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const workerLog = join(dirname(sqlitePath), "demo-worker.log");
   mkdirSync(dirname(sqlitePath), { recursive: true });
   rmSync(workerLog, { force: true });
+  // The workers' connections carry a name of their own, so connection restarts hit exactly them.
+  const pgApplicationName = `oncely-demo-${process.pid}-${options.seed}`;
   const databaseUrl = options.db
-    ? await freshPostgres(options.db, options.pgSchema ?? "oncely_demo")
+    ? await freshPostgres(options.db, options.pgSchema ?? "oncely_demo", pgApplicationName)
     : freshSqlite(sqlitePath);
   const transport = options.transport ?? "in-process";
   const natsUrl = options.natsUrl ?? "nats://127.0.0.1:4222";
@@ -123,8 +157,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     closers.push(() => payment.close());
     const email = await startEmailProvider({ seed: options.seed + 1, faults: profile.email });
     closers.push(() => email.close());
-    const port = await freePort();
-    const shopUrl = `http://127.0.0.1:${port}`;
+    const ports: number[] = [];
+    for (let i = 0; i < workerCount; i++) ports.push(await freePort());
+    const workerUrls = ports.map((p) => `http://127.0.0.1:${p}`);
+    // The warehouse calls one worker back; while that one restarts, it retries.
+    const shopUrl = workerUrls[0] as string;
     const warehouse = await startWarehouseProvider({
       seed: options.seed + 2,
       faults: profile.warehouse,
@@ -138,41 +175,48 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const killRandom = seededRandom(options.seed * 7919 + 1);
     // One budget for both kinds of kill: arming an incarnation at a fault point spends one up front.
     let killBudget = profile.kills.max;
-    const supervisor = new WorkerSupervisor(
-      {
-        ...stringEnv(process.env),
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: databaseUrl,
-        PAYMENT_URL: payment.url,
-        EMAIL_URL: email.url,
-        WAREHOUSE_URL: warehouse.url,
-        SHOP_URL: shopUrl,
-        PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
-        EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
-        TRANSPORT: transport,
-        ...(transport === "nats" ? { NATS_URL: natsUrl } : {}),
-        ...(injected
-          ? {
-              INTEGRATION_DUPLICATE_RATE: String(injected.duplicateRate),
-              INTEGRATION_MAX_DELAY_MS: String(injected.maxDelayMs),
-              INTEGRATION_REORDER_WINDOW: String(injected.reorderWindow),
-            }
-          : {}),
-        GAP_TIMEOUT_MS: String(profile.gapTimeoutMs),
-        LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
-      },
-      // Incarnations armed to die at a fault point count against the same kill budget.
-      () => {
-        const fault = killBudget > 0 ? incarnationFault(profile.kills, killRandom) : undefined;
-        if (fault) killBudget--;
-        return fault;
-      },
-      workerLog,
+    const supervisors = ports.map(
+      (port, index) =>
+        new WorkerSupervisor(
+          {
+            ...stringEnv(process.env),
+            PORT: String(port),
+            HOST: "127.0.0.1",
+            DATABASE_URL: databaseUrl,
+            PAYMENT_URL: payment.url,
+            EMAIL_URL: email.url,
+            WAREHOUSE_URL: warehouse.url,
+            SHOP_URL: workerUrls[index] as string,
+            PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
+            EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
+            TRANSPORT: transport,
+            ...(transport === "nats" ? { NATS_URL: natsUrl } : {}),
+            ...(injected
+              ? {
+                  INTEGRATION_DUPLICATE_RATE: String(injected.duplicateRate),
+                  INTEGRATION_MAX_DELAY_MS: String(injected.maxDelayMs),
+                  INTEGRATION_REORDER_WINDOW: String(injected.reorderWindow),
+                }
+              : {}),
+            GAP_TIMEOUT_MS: String(profile.gapTimeoutMs),
+            LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+          },
+          // Incarnations armed to die at a fault point count against the same kill budget.
+          () => {
+            const fault = killBudget > 0 ? incarnationFault(profile.kills, killRandom) : undefined;
+            if (fault) killBudget--;
+            return fault;
+          },
+          workerLog,
+          {},
+          `demo-worker-${index + 1}`,
+        ),
     );
-    closers.push(() => supervisor.stop());
-    await supervisor.start();
-    const api = new ShopClient(shopUrl);
+    closers.push(() => Promise.all(supervisors.map((w) => w.stop())).then(() => undefined));
+    await Promise.all(supervisors.map((w) => w.start()));
+    const killed = () => supervisors.reduce((n, w) => n + w.killedByParent + w.killedAtFaultPoint, 0);
+    const failure = () => supervisors.find((w) => w.failure)?.failure;
+    const api = new ShopClient(workerUrls);
 
     // Progress and counters: polled, summed over incarnations by pid (a killed one keeps its last poll).
     const perWorker = new Map<number, { duplicates: number; retried: number }>();
@@ -195,28 +239,46 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           reconcileWaiting = stats.reconciliation;
           if (reconcileWaiting > 0) await settleAsOperator(api, { payment, email, warehouse }, operator);
         }
-        progress.kills = supervisor.killedByParent + supervisor.killedAtFaultPoint;
+        progress.kills = killed();
         report();
         await sleep(300);
       }
     })();
 
-    // Kills: at seeded moments, only after the current incarnation made progress, within the budget.
+    // Kills: at seeded moments, only after some progress since the last one, within the budget;
+    // with several workers, a random one of them.
     let doneKilling = false;
     const killer = (async () => {
       while (!doneKilling && killBudget > 0) {
-        await supervisor.ready().catch(() => undefined);
-        const pid = supervisor.pid;
+        const target = supervisors[Math.floor(killRandom.next() * supervisors.length)] as WorkerSupervisor;
+        await target.ready().catch(() => undefined);
+        const pid = target.pid;
         const before = progress.placed + progress.terminal;
         await sleep(nextKillDelay(profile.kills, killRandom));
         while (!doneKilling && progress.placed + progress.terminal === before) await sleep(100);
         if (doneKilling || killBudget <= 0) break;
-        if (supervisor.pid === pid) {
+        if (target.pid === pid) {
           killBudget--;
-          supervisor.kill();
+          target.kill();
         }
       }
     })();
+
+    // Chaos: every PostgreSQL connection of the workers terminated, again and again.
+    const restartRandom = seededRandom(options.seed * 104_729 + 7);
+    const pgRestarter =
+      options.pgConnectionRestartMs === undefined || !options.db
+        ? Promise.resolve()
+        : restartConnections(
+            options.db,
+            pgApplicationName,
+            options.pgConnectionRestartMs,
+            restartRandom,
+            () => doneKilling,
+            () => {
+              progress.pgRestarts++;
+            },
+          );
 
     // The client: every order with its own Idempotency-Key, retried until the shop answers 201/200.
     progress.phase = "placing";
@@ -229,8 +291,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
     const arrivalMs = options.arrivalMs ?? 40;
     const placingFrom = Date.now();
+    const placingUntil = options.durationMs === undefined ? Number.POSITIVE_INFINITY : placingFrom + options.durationMs;
     await forEachLimit(requests, options.concurrency ?? 8, async (request) => {
       await sleep(placingFrom + request.index * arrivalMs - Date.now());
+      if (Date.now() >= placingUntil) return;
       const first = await api.placeOrder(request.key, request.body);
       placed.push({ key: request.key, orderId: first.orderId });
       progress.placed++;
@@ -246,15 +310,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     // Wait for every order to end, acting as operator in the meantime (the poller does that).
     progress.phase = "settling";
+    progress.total = placed.length;
     const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
-    while (progress.terminal < total && Date.now() < deadline && !supervisor.failure) await sleep(200);
-    const timedOut = progress.terminal < total;
+    while (progress.terminal < placed.length && Date.now() < deadline && !failure()) await sleep(200);
+    const timedOut = progress.terminal < placed.length;
     doneKilling = true;
     await killer;
-    if (supervisor.failure) throw supervisor.failure;
+    await pgRestarter;
+    const failed = failure();
+    if (failed) throw failed;
     // Late and duplicate webhooks may still be on their way: the audit counts them too.
     await Promise.race([warehouse.settled(), sleep(Math.max(0, deadline + 30_000 - Date.now()))]);
-    await supervisor.ready();
+    await Promise.all(supervisors.map((w) => w.ready()));
 
     progress.phase = "auditing";
     stopPolling = true;
@@ -273,11 +340,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       email: await getJson(`${email.url}/ledger`),
       warehouse: await getJson(`${warehouse.url}/ledger`),
     };
-    await supervisor.stop();
-    const last = supervisor.finalStats;
-    if (last && supervisor.pid !== undefined) {
-      perWorker.set(supervisor.pid, { duplicates: last.runtime.duplicates, retried: last.dispatcher.retried });
-      if (last.integration) integrationPerWorker.set(supervisor.pid, countersOf(last.integration));
+    for (const supervisor of supervisors) {
+      const pid = supervisor.pid;
+      await supervisor.stop();
+      const last = supervisor.finalStats;
+      if (last && pid !== undefined) {
+        perWorker.set(pid, { duplicates: last.runtime.duplicates, retried: last.dispatcher.retried });
+        if (last.integration) integrationPerWorker.set(pid, countersOf(last.integration));
+      }
     }
     const sumIntegration = (field: keyof IntegrationCounters) =>
       [...integrationPerWorker.values()].reduce((n, w) => n + w[field], 0);
@@ -312,9 +382,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         replayMismatches,
       },
       worker: {
-        incarnations: supervisor.incarnations,
-        killedByParent: supervisor.killedByParent,
-        killedAtFaultPoint: supervisor.killedAtFaultPoint,
+        incarnations: supervisors.reduce((n, w) => n + w.incarnations, 0),
+        killedByParent: supervisors.reduce((n, w) => n + w.killedByParent, 0),
+        killedAtFaultPoint: supervisors.reduce((n, w) => n + w.killedAtFaultPoint, 0),
         inboxDuplicatesAtLeast: sum("duplicates"),
         sameKeyRetriesAtLeast: sum("retried"),
       },
@@ -323,6 +393,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     report();
     return {
       report: auditReport,
+      workers: workerCount,
+      pgRestarts: progress.pgRestarts,
       backend: options.db ? "postgres" : "sqlite",
       integration,
       durationMs: Date.now() - started,
@@ -345,7 +417,7 @@ function freshSqlite(path: string): string {
   return `sqlite:${path}`;
 }
 
-async function freshPostgres(url: string, schema: string): Promise<string> {
+async function freshPostgres(url: string, schema: string, applicationName: string): Promise<string> {
   if (!/^[a-z_][a-z0-9_]*$/i.test(schema)) throw new Error(`invalid schema name "${schema}"`);
   const parsed = new URL(url);
   parsed.searchParams.delete("schema");
@@ -357,6 +429,7 @@ async function freshPostgres(url: string, schema: string): Promise<string> {
     await client.end();
   }
   parsed.searchParams.set("schema", schema);
+  parsed.searchParams.set("application_name", applicationName);
   return parsed.toString();
 }
 
@@ -436,7 +509,13 @@ class ShopClient {
   requests = 0;
   retried = 0;
   replayedAnswers = 0;
-  constructor(private readonly url: string) {}
+  private turn = 0;
+  /** Several workers: each attempt goes to the next one, so a dead worker only costs a retry. */
+  constructor(private readonly urls: string[]) {}
+
+  private get url(): string {
+    return this.urls[this.turn++ % this.urls.length] as string;
+  }
 
   async placeOrder(key: string, body: OrderRequest["body"]): Promise<{ orderId: string; replayed: boolean }> {
     return this.retrying(async () => {
@@ -567,5 +646,37 @@ async function settleAsOperator(
     }
     const ok = await api.settle(item.key, { ...settlement, by: "demo-operator" }).catch(() => false);
     if (ok) log.push({ key: item.key, outcome: settlement.outcome, evidence });
+  }
+}
+
+/**
+ * Terminate every PostgreSQL connection named `applicationName` at seeded intervals around
+ * `everyMs`, until `done()`. Workers must ride through it: pools reconnect, a transaction cut
+ * mid-way rolls back, and whatever was in flight is retried.
+ */
+async function restartConnections(
+  url: string,
+  applicationName: string,
+  everyMs: number,
+  random: Random,
+  done: () => boolean,
+  onRestart: () => void,
+): Promise<void> {
+  const admin = new URL(url);
+  admin.search = "";
+  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    while (!done()) {
+      await sleep(everyMs * (0.5 + random.next()));
+      if (done()) break;
+      const result = await client.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        [applicationName],
+      );
+      if ((result.rowCount ?? 0) > 0) onRestart();
+    }
+  } finally {
+    await client.end();
   }
 }

@@ -57,6 +57,8 @@ export class WorkerSupervisor {
     private readonly nextFault: () => string | undefined,
     logPath: string,
     private readonly events: SupervisorEvents = {},
+    /** Prefix of the dispatcher's lease owner id: unique per supervised worker. */
+    private readonly name = "demo-worker",
   ) {
     this.log = createWriteStream(logPath, { flags: "a" });
   }
@@ -74,7 +76,7 @@ export class WorkerSupervisor {
     this.incarnations++;
     const incarnation = this.incarnations;
     const fault = this.nextFault();
-    const env: Record<string, string> = { ...this.env, DISPATCHER_OWNER: `demo-worker-${incarnation}` };
+    const env: Record<string, string> = { ...this.env, DISPATCHER_OWNER: `${this.name}-${incarnation}` };
     if (fault) env.ONCELY_FAULT = fault;
     this.log.write(`--- incarnation ${incarnation}${fault ? ` (ONCELY_FAULT=${fault})` : ""} ---\n`);
     // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild that a SIGKILL of the CLI would orphan.
