@@ -20,7 +20,7 @@ describe.skipIf(!ready)(`chaos run${ready ? "" : ` (skipped: ${reason})`}`, () =
   it("3 workers, kills and connection restarts: every order ends, no double effect, nothing lost", async () => {
     const { schema, drop } = await freshPgSchema("chaos");
     try {
-      const orders = 40;
+      const orders = 30;
       const result = await runDemo({
         orders,
         seed: 97,
@@ -30,7 +30,7 @@ describe.skipIf(!ready)(`chaos run${ready ? "" : ` (skipped: ${reason})`}`, () =
         transport: "nats",
         natsUrl: NATS_URL,
         workers: 3,
-        pgConnectionRestartMs: 800,
+        pgConnectionRestartMs: 1500,
         sqlitePath: join(dir, "unused.db"),
       });
       const failed = result.report.checks

@@ -109,6 +109,36 @@ const max = (counts: Map<string, number>) => Math.max(0, ...counts.values());
 const PAID = new Set(["paid", "shipped", "completed"]);
 const TERMINAL = new Set(["completed", "payment_failed"]);
 
+/**
+ * Where the order view built from integration events disagrees with the order itself: payment,
+ * shipment, their ids, and a complete timeline. Views are eventually consistent, so the demo
+ * waits (bounded) for this to be empty before it audits.
+ */
+export function viewDisagreements(orderId: string, order: OrderView, view: IntegrationView | null): string[] {
+  if (view === null) return [`order ${orderId}: no order view`];
+  const problems: string[] = [];
+  const payment = { Completed: "Processed", Failed: "Failed" }[order.payment.status as string] ?? null;
+  if ((view.payment === "NeedsAttention" ? null : view.payment) !== payment) {
+    problems.push(`order ${orderId}: payment ${order.payment.status}, view ${view.payment}`);
+  }
+  if ((order.payment.paymentId ?? null) !== view.paymentId) {
+    problems.push(`order ${orderId}: paymentId ${order.payment.paymentId}, view ${view.paymentId}`);
+  }
+  if ((order.shipping.status === "Completed") !== (view.shipping === "Shipped")) {
+    problems.push(`order ${orderId}: shipping ${order.shipping.status}, view ${view.shipping}`);
+  }
+  // One OrderPlaced, one payment outcome (plus an attention notice if it went to reconciliation),
+  // PicklistAccepted and OrderShipped for a paid order.
+  const sources = countBy(view.timeline, (t) => t.source);
+  const expectedShipping = order.payment.status === "Completed" ? 2 : 0;
+  if (sources.get("ordering") !== 1 || (sources.get("shipping") ?? 0) !== expectedShipping) {
+    problems.push(
+      `order ${orderId}: timeline ${view.timeline.map((t) => `${t.source}:${t.type}@${t.aggregateVersion}`).join(", ")}`,
+    );
+  }
+  return problems;
+}
+
 export function audit(input: AuditInput): AuditReport {
   const { ledgers, views } = input;
   const orders = input.placed.map((p) => ({ ...p, view: views[p.orderId] ?? null }));
@@ -230,32 +260,9 @@ export function audit(input: AuditInput): AuditReport {
     check(
       "order-views-agree",
       "the order view built from integration events agrees with the order: payment, shipment and their ids, a complete timeline",
-      orders.flatMap((o) => {
-        if (o.view === null) return [];
-        const v = integrationViews[o.orderId] ?? null;
-        if (v === null) return [`order ${o.orderId}: no order view`];
-        const problems: string[] = [];
-        const payment = { Completed: "Processed", Failed: "Failed" }[o.view.payment.status as string] ?? null;
-        if ((v.payment === "NeedsAttention" ? null : v.payment) !== payment) {
-          problems.push(`order ${o.orderId}: payment ${o.view.payment.status}, view ${v.payment}`);
-        }
-        if ((o.view.payment.paymentId ?? null) !== v.paymentId) {
-          problems.push(`order ${o.orderId}: paymentId ${o.view.payment.paymentId}, view ${v.paymentId}`);
-        }
-        if ((o.view.shipping.status === "Completed") !== (v.shipping === "Shipped")) {
-          problems.push(`order ${o.orderId}: shipping ${o.view.shipping.status}, view ${v.shipping}`);
-        }
-        // One OrderPlaced, one payment outcome (plus an attention notice if it went to reconciliation),
-        // PicklistAccepted and OrderShipped for a paid order.
-        const sources = countBy(v.timeline, (t) => t.source);
-        const expectedShipping = o.view.payment.status === "Completed" ? 2 : 0;
-        if (sources.get("ordering") !== 1 || (sources.get("shipping") ?? 0) !== expectedShipping) {
-          problems.push(
-            `order ${o.orderId}: timeline ${v.timeline.map((t) => `${t.source}:${t.type}@${t.aggregateVersion}`).join(", ")}`,
-          );
-        }
-        return problems;
-      }),
+      orders.flatMap((o) =>
+        o.view === null ? [] : viewDisagreements(o.orderId, o.view, integrationViews[o.orderId] ?? null),
+      ),
     );
     check("integration-events-settled", "no integration event left parked behind a gap, none dead-lettered", [
       ...(input.integration.parkedAtEnd > 0 ? [`${input.integration.parkedAtEnd} events still parked`] : []),

@@ -7,7 +7,14 @@ import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
 import type { OrderView } from "../service/order-view.js";
-import { type AuditReport, audit, type IntegrationView, type Ledgers, type OperatorSettlement } from "./audit.js";
+import {
+  type AuditReport,
+  audit,
+  type IntegrationView,
+  type Ledgers,
+  type OperatorSettlement,
+  viewDisagreements,
+} from "./audit.js";
 import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
 import { freePort, WorkerSupervisor } from "./worker-process.js";
 
@@ -329,10 +336,23 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     report();
     const views: Record<string, OrderView | null> = {};
     const integrationViews: Record<string, IntegrationView | null> = {};
-    await forEachLimit(placed, 8, async ({ orderId }) => {
-      views[orderId] = await api.order(orderId);
-      integrationViews[orderId] = await api.orderView(orderId);
-    });
+    // The order views are built by other consumers than the orders, with delayed and reordered
+    // delivery: they converge later. Read them again (bounded) until they agree with the orders;
+    // whatever still disagrees at the end is the audit's to report.
+    const convergeBy = Date.now() + 20_000;
+    let pending = placed;
+    for (;;) {
+      await forEachLimit(pending, 8, async ({ orderId }) => {
+        views[orderId] = await api.order(orderId);
+        integrationViews[orderId] = await api.orderView(orderId);
+      });
+      pending = pending.filter(({ orderId }) => {
+        const order = views[orderId];
+        return order != null && viewDisagreements(orderId, order, integrationViews[orderId] ?? null).length > 0;
+      });
+      if (pending.length === 0 || Date.now() > convergeBy) break;
+      await sleep(500);
+    }
     const lastStats = await api.stats().catch(() => undefined);
     if (lastStats?.integration) journalWide = lastStats.integration;
     const ledgers: Ledgers = {
