@@ -103,4 +103,47 @@ describe("npm start demo, heavy faults, fixed seed", () => {
       },
     );
   });
+
+  // The chaos run in CI's budget (`npm run chaos` is the long version): three worker processes on
+  // one PostgreSQL journal and NATS, workers killed at random, every PostgreSQL connection of the
+  // workers terminated again and again, heavy provider faults. In this file, not its own: it uses
+  // the NATS stream SHOP like the NATS case above, and files run in parallel.
+  describe("chaos: several workers on PostgreSQL and NATS", async () => {
+    const [pgService, natsService] = await Promise.all([probePostgres(), probeNats()]);
+    const ready = pgService.available && natsService.available;
+    const reason = [pgService.reason, natsService.reason].filter(Boolean).join("; ");
+    let schema: Awaited<ReturnType<typeof freshPgSchema>> | undefined;
+    afterAll(async () => {
+      await schema?.drop();
+    });
+    it.skipIf(!ready)(
+      `3 workers, kills and connection restarts: every order ends, no double effect, nothing lost${ready ? "" : ` (skipped: ${reason})`}`,
+      async () => {
+        schema = await freshPgSchema("chaos_e2e");
+        const orders = 30;
+        const result = await runDemo({
+          orders,
+          seed: 97,
+          faults: "heavy",
+          db: PG_URL,
+          pgSchema: schema.schema,
+          transport: "nats",
+          natsUrl: NATS_URL,
+          workers: 3,
+          pgConnectionRestartMs: 1500,
+          sqlitePath: join(dir, "chaos-run", "unused.db"),
+        });
+        const failed = result.report.checks
+          .filter((c) => !c.ok)
+          .map((c) => `${c.name}: ${c.violations.slice(0, 3).join("; ")}`);
+        expect(failed).toEqual([]);
+        expect(result.timedOut).toBe(false);
+        expect(result.report.orders.placed).toBe(orders);
+        expect(result.workers).toBe(3);
+        // The chaos really happened: workers died and connections were cut while orders were in flight.
+        expect(result.report.worker.killedByParent + result.report.worker.killedAtFaultPoint).toBeGreaterThan(0);
+        expect(result.pgRestarts).toBeGreaterThan(0);
+      },
+    );
+  });
 });
