@@ -166,6 +166,43 @@ describe("demo audit", () => {
     expect(check?.violations.length).toBeGreaterThan(0);
   });
 
+  it("counts a mail asked for again under a new key as one email, and a wrongly settled one as two", () => {
+    const resent = clean();
+    resent.ledgers.email.emails = resent.ledgers.email.emails.map((e) =>
+      e.idempotencyKey === "order:A:confirmation-email" ? { ...e, idempotencyKey: "order:A:confirmation-email:2" } : e,
+    );
+    expect(audit(resent).violated).toEqual([]);
+    const twice = clean();
+    twice.ledgers.email.emails.push({
+      ...mail("A", "confirmation-email", "m-A-3"),
+      idempotencyKey: "order:A:confirmation-email:2",
+    });
+    expect(audit(twice).violated).toEqual(["one-confirmation-per-paid-order"]);
+  });
+
+  it("reports each attempt key of an effect asked for again on its own", () => {
+    const input = clean();
+    const a = input.views.A as OrderView;
+    const entry = (version: number, type: string, data: object) => ({
+      stream: "order/A",
+      version,
+      type,
+      recordedAt: at,
+      data,
+    });
+    a.history = [
+      entry(1, "ConfirmationEmailNeedsReconciliation", { key: "order:A:confirmation-email" }),
+      entry(2, "ConfirmationEmailFailed", { key: "order:A:confirmation-email", via: "operator" }),
+      entry(3, "ConfirmationEmailRequested", { key: "order:A:confirmation-email:2", attempt: 2 }),
+      entry(4, "ConfirmationEmailUnknown", { key: "order:A:confirmation-email:2" }),
+      entry(5, "ConfirmationEmailSent", { key: "order:A:confirmation-email:2", via: "lookup" }),
+    ];
+    expect(audit(input).unknown.items).toEqual([
+      { key: "order:A:confirmation-email", fact: "confirmationEmail", settledVia: "operator", outcome: "Failed" },
+      { key: "order:A:confirmation-email:2", fact: "confirmationEmail", settledVia: "lookup", outcome: "Completed" },
+    ]);
+  });
+
   it("reports unknown outcomes with how they were settled, from the histories", () => {
     const input = clean();
     const a = input.views.A as OrderView;

@@ -1,6 +1,6 @@
 import { parseAddress } from "../../../src/core/address.js";
-import { EFFECT_FACTS, type EffectFact, effectKey } from "../ordering/effects.js";
-import { EVENT_STAGE, FACT_STREAM, type Via } from "../ordering/events.js";
+import { EFFECT_FACTS, type EffectFact, effectKey, effectOfKey } from "../ordering/effects.js";
+import { EVENT_STAGE, FACT_STREAM, type Stage, type Via } from "../ordering/events.js";
 import type { SentEmail } from "../providers/email/server.js";
 import type { Charge, Decline } from "../providers/payment/server.js";
 import type { Picklist, Shipment, WebhookAttempt } from "../providers/warehouse/server.js";
@@ -206,7 +206,14 @@ export function audit(input: AuditInput): AuditReport {
     "the mail provider sent at most 1 email per idempotency key",
     [...emailsByKey].filter(([, n]) => n > 1).map(([key, n]) => `${n} emails under key ${key}`),
   );
-  const emailCount = (orderId: string, fact: EffectFact) => emailsByKey.get(effectKey(orderId, fact)) ?? 0;
+  // Counted per order and mail over all attempt keys (`…:confirmation-email`, `…:2`, `…:3`): a mail
+  // asked for again after a definite failure the provider never performed is still one email, and
+  // a failure settled wrongly (the provider had sent it) shows up as two.
+  const emailsByMail = countBy(ledgers.email.emails, (e) => {
+    const named = effectOfKey(e.orderId, e.idempotencyKey);
+    return named ? `${e.orderId}/${named.fact}` : `unrecognised key ${e.idempotencyKey}`;
+  });
+  const emailCount = (orderId: string, fact: EffectFact) => emailsByMail.get(`${orderId}/${fact}`) ?? 0;
   check(
     "one-confirmation-per-paid-order",
     "exactly 1 confirmation email per paid order, none for a failed payment",
@@ -326,19 +333,27 @@ export function unknownOutcomes(views: OrderView[]): UnknownOutcome[] {
   const out: UnknownOutcome[] = [];
   for (const view of views) {
     for (const fact of EFFECT_FACTS) {
-      const stages = view.history.flatMap((h) => {
-        if (parseAddress(h.stream).type !== FACT_STREAM[fact]) return [];
+      // By key: an effect asked for again after a definite failure (a picklist, a mail) has one
+      // key per attempt, each settled on its own.
+      const byKey = new Map<string, { stage: Stage; via: Via | undefined }[]>();
+      for (const h of view.history) {
+        if (parseAddress(h.stream).type !== FACT_STREAM[fact]) continue;
         const staged = EVENT_STAGE.get(h.type);
-        return staged?.fact === fact ? [{ stage: staged.stage, data: h.data as { via?: Via } }] : [];
-      });
-      if (!stages.some((s) => s.stage === "unknown" || s.stage === "reconcile")) continue;
-      const final = stages.find((s) => s.stage === "completed" || s.stage === "failed");
-      out.push({
-        key: effectKey(view.orderId, fact),
-        fact,
-        settledVia: final?.data.via ?? "unresolved",
-        outcome: final ? (final.stage === "completed" ? "Completed" : "Failed") : "Unknown",
-      });
+        if (staged?.fact !== fact) continue;
+        const data = h.data as { key?: string; via?: Via };
+        const key = data.key ?? effectKey(view.orderId, fact);
+        byKey.set(key, [...(byKey.get(key) ?? []), { stage: staged.stage, via: data.via }]);
+      }
+      for (const [key, stages] of byKey) {
+        if (!stages.some((s) => s.stage === "unknown" || s.stage === "reconcile")) continue;
+        const final = stages.find((s) => s.stage === "completed" || s.stage === "failed");
+        out.push({
+          key,
+          fact,
+          settledVia: final?.via ?? "unresolved",
+          outcome: final ? (final.stage === "completed" ? "Completed" : "Failed") : "Unknown",
+        });
+      }
     }
   }
   return out;

@@ -3,11 +3,18 @@ import { CommandRejectedError } from "../../../src/core/errors.js";
 import { isFinalStatus } from "../../../src/effects/status.js";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
 import { type OrderCommand, orderAmount, type PlaceOrder } from "./commands.js";
-import { EFFECT_KINDS, EMAIL_TEMPLATES, type EmailInput, effectKey } from "./effects.js";
+import {
+  attemptKey,
+  EFFECT_KINDS,
+  EMAIL_TEMPLATES,
+  type EmailInput,
+  effectOfKey,
+  MAX_MAIL_ATTEMPTS,
+} from "./effects.js";
 import { FACT_EVENTS, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent } from "./events.js";
 import { evolve } from "./evolve.js";
 import type { IntegrationCommand } from "./integration.js";
-import type { OrderState } from "./state.js";
+import type { MailState, OrderState } from "./state.js";
 import { deriveStatus } from "./status.js";
 
 /**
@@ -21,7 +28,9 @@ import { deriveStatus } from "./status.js";
  *   already final changes nothing, whatever eventId the repeat carries.
  * - The customer mails stay the order's own effects: the confirmation once the payment fact is
  *   Completed, the shipping mail once paid and shipped. Each only from NotRequested, so nothing
- *   starts twice; an effect Pending or Unknown is the dispatcher's, with its key.
+ *   starts twice; an effect Pending or Unknown is the dispatcher's, with its key. A mail that
+ *   definitely failed (refused, or settled as never sent) is asked for again under a new key,
+ *   `…:2`, `…:3`; after `MAX_MAIL_ATTEMPTS` it stays failed and the order needs attention.
  */
 export function decide(
   command: OrderCommand | EffectOutcome,
@@ -133,14 +142,21 @@ function factEvent(command: IntegrationCommand, state: OrderState): OrderEvent |
 
 function effectOutcome(command: EffectOutcome, state: OrderState, orderId: string): Decision<OrderEvent> {
   if (!("key" in command)) throw new CommandRejectedError(`an order does not handle ${command.type}`);
-  const fact = ORDER_EFFECT_FACTS.find((f) => effectKey(orderId, f) === command.key);
-  if (!fact) throw new CommandRejectedError(`effect key "${command.key}" does not belong to order ${orderId}`);
+  const named = effectOfKey(orderId, command.key);
+  const fact = ORDER_EFFECT_FACTS.find((f) => f === named?.fact);
+  if (!named || !fact) {
+    throw new CommandRejectedError(`effect key "${command.key}" does not belong to order ${orderId}`);
+  }
   const current = state[fact];
-  if (current.status === "NotRequested") {
+  if (named.attempt > current.attempt) {
     throw new CommandRejectedError(`order ${orderId} never requested "${command.key}"`);
   }
   const names = FACT_EVENTS[fact];
   const unchanged = { reply: summary(state) };
+  // An earlier attempt definitely failed before the current one was asked for: its late or
+  // repeated outcomes change nothing, and are not refused either (a refusal would only make the
+  // dispatcher deliver them again).
+  if (named.attempt < current.attempt) return unchanged;
   // The first final outcome wins (as the runtime's inbox does with `{key}#outcome`).
   if (isFinalStatus(current.status)) return unchanged;
   let event: OrderEvent;
@@ -168,21 +184,45 @@ function effectOutcome(command: EffectOutcome, state: OrderState, orderId: strin
       event = { type: names.reconcile, key: command.key, error: command.error };
       break;
   }
-  return { events: [event], reply: summary(apply(state, [event])) };
+  const events: OrderEvent[] = [event];
+  // A definite failure asks for the mail again under a new key, in this same commit, so no crash
+  // can leave a failed mail with attempts left and nothing pending.
+  const effects: EffectRequest[] = [];
+  followUps(apply(state, events), orderId, events, effects);
+  return { events, effects, reply: summary(apply(state, events)) };
 }
 
 /**
- * The mails a state calls for: the confirmation once paid, the shipping mail once paid and shipped.
- * Each only from NotRequested, so calling this again never starts anything twice; a failed or
- * not yet processed payment starts no mail.
+ * The attempt a mail is due for: the first while never asked for, the next one after a definite
+ * failure with attempts left; undefined while one is pending or unknown, once sent, and after the
+ * last attempt failed.
+ */
+function dueAttempt(mail: MailState): number | undefined {
+  if (mail.status === "NotRequested") return 1;
+  if (mail.status === "Failed" && mail.attempt < MAX_MAIL_ATTEMPTS) return mail.attempt + 1;
+  return undefined;
+}
+
+/**
+ * The mails a state calls for: the confirmation once paid, the shipping mail once paid and shipped,
+ * and a mail that definitely failed again under a new key (at most `MAX_MAIL_ATTEMPTS` in all).
+ * Each only from NotRequested or Failed, so calling this again never starts anything twice; a
+ * failed or not yet processed payment starts no mail.
  */
 function followUps(state: OrderState, orderId: string, events: OrderEvent[], effects: EffectRequest[]): void {
   const details = state.details;
   if (!details || state.payment.status !== "Completed") return;
   const mail = (fact: OrderEffectFact, template: string) => {
-    if (state[fact].status !== "NotRequested") return;
-    const key = effectKey(orderId, fact);
-    events.push({ type: FACT_EVENTS[fact].requested, key, to: details.customerEmail } as OrderEvent);
+    const attempt = dueAttempt(state[fact]);
+    if (attempt === undefined) return;
+    const key = attemptKey(orderId, fact, attempt);
+    // Attempt 1 is written without `attempt`, as every request was before mails were asked for again.
+    events.push({
+      type: FACT_EVENTS[fact].requested,
+      key,
+      to: details.customerEmail,
+      ...(attempt > 1 ? { attempt } : {}),
+    } as OrderEvent);
     const input: EmailInput = { to: details.customerEmail, template, orderId };
     effects.push({ kind: EFFECT_KINDS.email, key, input });
   };

@@ -5,7 +5,7 @@ import { CommandRejectedError } from "../../../src/core/errors.js";
 import type { EffectStatus } from "../../../src/effects/types.js";
 import { orderActor } from "./actor.js";
 import type { OrderCommand, PlaceOrder } from "./commands.js";
-import { EFFECT_FACTS, type EffectFact, effectKey } from "./effects.js";
+import { attemptKey, EFFECT_FACTS, type EffectFact, effectOfKey, MAX_MAIL_ATTEMPTS } from "./effects.js";
 import { ORDER_EFFECT_FACTS, type OrderEvent } from "./events.js";
 import type { IntegrationCommand } from "./integration.js";
 import type { OrderState } from "./state.js";
@@ -13,8 +13,10 @@ import { attentionReasons, deriveStatus } from "./status.js";
 
 /**
  * Whatever order, duplication or lateness the integration facts (payment, picklist, shipment) and
- * the mail outcomes arrive in, no fact moves backwards, no mail is started twice, and the derived
- * status agrees with the facts.
+ * the mail outcomes arrive in (for any of a mail's attempt keys, including stragglers of earlier
+ * attempts and keys never asked for), no fact moves backwards within an attempt, a mail's next
+ * attempt starts only after a definite failure and under a new key, nothing is started twice, and
+ * the derived status agrees with the facts.
  */
 
 const id = "42";
@@ -46,9 +48,11 @@ const outcomeArb: fc.Arbitrary<EffectOutcome> = fc
     via: fc.constantFrom("run" as const, "lookup" as const, "operator" as const),
     attempt: fc.integer({ min: 1, max: 4 }),
     variant: fc.integer({ min: 1, max: 3 }),
+    // Mostly the first key; the others are due only after failures (or never, past the last attempt).
+    keyAttempt: fc.constantFrom(1, 1, 2, 3, MAX_MAIL_ATTEMPTS + 1),
   })
-  .map(({ fact, kind, via, attempt, variant }): EffectOutcome => {
-    const key = effectKey(id, fact);
+  .map(({ fact, kind, via, attempt, variant, keyAttempt }): EffectOutcome => {
+    const key = attemptKey(id, fact, keyAttempt);
     switch (kind) {
       case "succeeded":
         return {
@@ -90,14 +94,30 @@ const factArb: fc.Arbitrary<IntegrationCommand> = fc
         };
     }
   });
+// The provider refusing one mail's attempts in turn: random outcomes alone rarely fail key 1, then
+// key 2, then key 3 in that order, and the last attempt is what must end in attention.
+const refusalsArb: fc.Arbitrary<EffectOutcome[]> = fc
+  .record({ fact: fc.constantFrom(...ORDER_EFFECT_FACTS), upTo: fc.integer({ min: 1, max: MAX_MAIL_ATTEMPTS + 1 }) })
+  .map(({ fact, upTo }) =>
+    Array.from({ length: upTo }, (_, i) => ({
+      type: "oncely.effect.failed" as const,
+      key: attemptKey(id, fact, i + 1),
+      kind: fact,
+      error: `refused ${i + 1}`,
+      attempt: 1,
+      via: "run" as const,
+    })),
+  );
 const commandArb = fc.oneof(
-  { weight: 6, arbitrary: outcomeArb },
-  { weight: 4, arbitrary: factArb },
-  { weight: 1, arbitrary: fc.constant<OrderCommand>(placeOrder) },
+  { weight: 6, arbitrary: outcomeArb.map((c) => [c]) },
+  { weight: 4, arbitrary: factArb.map((c) => [c]) },
+  { weight: 1, arbitrary: refusalsArb },
+  { weight: 1, arbitrary: fc.constant<OrderCommand[]>([placeOrder]) },
 );
 // Commands are repeated on purpose: a subsequence duplicated is what at-least-once delivery produces.
 const scriptArb = fc
   .array(commandArb, { minLength: 1, maxLength: 40 })
+  .map((groups): (OrderCommand | EffectOutcome)[] => groups.flat())
   .chain((commands) =>
     fc.tuple(fc.constant(commands), fc.array(fc.nat({ max: commands.length - 1 }), { maxLength: 10 })),
   )
@@ -123,6 +143,12 @@ function checkStatusConsistent(state: OrderState): void {
     expect(state.shippingEmail.status).toBe("NotRequested");
   }
   if (state.shippingEmail.status !== "NotRequested") expect(shipped).toBe(true);
+  for (const fact of ORDER_EFFECT_FACTS) {
+    const mail = state[fact];
+    expect(mail.key).toBe(mail.attempt === 0 ? null : attemptKey(id, fact, mail.attempt));
+    // A failed attempt with attempts left is followed by the next one in the same decision.
+    if (mail.status === "Failed") expect(mail.attempt).toBe(MAX_MAIL_ATTEMPTS);
+  }
   switch (status) {
     case undefined:
       expect(state.details).toBeNull();
@@ -151,48 +177,79 @@ function checkStatusConsistent(state: OrderState): void {
   }
 }
 
+/** One event moved `old` to `now`: monotonic within an attempt; a new attempt only after a definite failure. */
+function checkStep(name: string, old: OrderState, now: OrderState): void {
+  // Only the mails have attempts; every other fact is one effect, monotonic from start to end.
+  type Fact = { status: EffectStatus; attempt?: number };
+  const before = (factsOf(old) as Record<string, Fact>)[name];
+  const after = (factsOf(now) as Record<string, Fact>)[name];
+  if (!before || !after) throw new Error(`missing fact ${name}`);
+  if (before.attempt !== undefined && after.attempt !== before.attempt) {
+    expect(after.attempt).toBe(before.attempt + 1);
+    expect(["NotRequested", "Failed"]).toContain(before.status);
+    expect(after.status).toBe("Pending");
+    expect(after.attempt).toBeLessThanOrEqual(MAX_MAIL_ATTEMPTS);
+    return;
+  }
+  expect(RANK[after.status]).toBeGreaterThanOrEqual(RANK[before.status]);
+  if (before.status === "Completed" || before.status === "Failed") expect(after).toEqual(before);
+}
+
+/** Which of order `id`'s mails, and which attempt, `key` names; undefined for any other key. */
+function mailOfKey(key: string) {
+  const named = effectOfKey(id, key);
+  const fact = ORDER_EFFECT_FACTS.find((f) => f === named?.fact);
+  return named && fact ? { fact, attempt: named.attempt } : undefined;
+}
+
 describe("order decider under any interleaving and duplication", () => {
   it("never moves a fact backwards, never starts an effect twice, and derives a consistent status", () => {
+    // Runs in which a mail used up its attempts: the property must reach the last attempt.
+    let spent = 0;
     fc.assert(
       fc.property(scriptArb, (script) => {
         let state = orderActor.initialState(id);
         const journal: OrderEvent[] = [];
         const started = new Set<string>();
         for (const command of script) {
+          const mail = "key" in command ? mailOfKey(command.key) : undefined;
           let decision: ReturnType<typeof orderActor.decide>;
           try {
             decision = orderActor.decide(command, state, context(journal.length));
           } catch (error) {
-            // Refusals are allowed only for outcomes of effects never requested (or placed twice).
+            // Refusals are allowed only for outcomes of effects never requested (or placed twice);
+            // an earlier attempt's straggler is never refused, or the dispatcher would retry it forever.
             expect(error).toBeInstanceOf(CommandRejectedError);
+            if (mail) expect(mail.attempt).toBeGreaterThan(state[mail.fact].attempt);
             continue;
           }
+          // Outcomes of an earlier attempt's key change nothing.
+          if (mail && mail.attempt < state[mail.fact].attempt) expect(decision.events ?? []).toEqual([]);
           for (const effect of decision.effects ?? []) {
             expect(started.has(effect.key)).toBe(false);
             started.add(effect.key);
           }
           const before = state;
           for (const event of decision.events ?? []) {
+            const old = state;
             state = orderActor.evolve(state, event);
             journal.push(event);
-          }
-          for (const [name, fact] of Object.entries(factsOf(state))) {
-            const old = (factsOf(before) as Record<string, typeof fact>)[name];
-            if (!old) throw new Error(`missing fact ${name}`);
-            expect(RANK[fact.status]).toBeGreaterThanOrEqual(RANK[old.status]);
-            if (old.status === "Completed" || old.status === "Failed") expect(fact).toEqual(old);
+            for (const name of Object.keys(factsOf(state))) checkStep(name, old, state);
           }
           if (before.details) expect(state.details).toEqual(before.details);
           checkStatusConsistent(state);
         }
         // Replay from the journal gives the same state: recovery only runs evolve.
         expect(journal.reduce(orderActor.evolve, orderActor.initialState(id))).toEqual(state);
-        // Every mail started is one the state knows as requested.
+        // The mails started are exactly the attempts the state knows of, each under its own key.
         for (const fact of ORDER_EFFECT_FACTS) {
-          expect(started.has(effectKey(id, fact))).toBe(state[fact].status !== "NotRequested");
+          const keys = Array.from({ length: state[fact].attempt }, (_, i) => attemptKey(id, fact, i + 1));
+          expect([...started].filter((key) => mailOfKey(key)?.fact === fact)).toEqual(keys);
+          if (state[fact].status === "Failed") spent++;
         }
       }),
       { numRuns: 400, seed: 20260101 },
     );
+    expect(spent).toBeGreaterThan(0);
   });
 });

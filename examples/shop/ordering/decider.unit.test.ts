@@ -4,9 +4,10 @@ import { CommandRejectedError, InvalidInputError } from "../../../src/core/error
 import { given } from "../../../src/testing/decider-spec.js";
 import { orderActor } from "./actor.js";
 import { type PlaceOrder, parseOrderCommand } from "./commands.js";
+import { MAX_MAIL_ATTEMPTS } from "./effects.js";
 import type { OrderEvent } from "./events.js";
 import type { IntegrationCommand } from "./integration.js";
-import { deriveStatus } from "./status.js";
+import { attentionReasons, deriveStatus } from "./status.js";
 
 const id = "42";
 const placeOrder: PlaceOrder = {
@@ -184,24 +185,141 @@ describe("order: mails", () => {
     ).toBe("completed");
   });
 
-  it("needs attention when the mail provider definitely refused the confirmation", () => {
-    const failed: OrderEvent = {
-      type: "ConfirmationEmailFailed",
-      key: "order:42:confirmation-email",
-      reason: "bad address",
+  const failed = (key: string, error: string, via: "run" | "operator" = "run"): EffectOutcome => ({
+    type: "oncely.effect.failed",
+    key,
+    kind: "email",
+    error,
+    attempt: 1,
+    via,
+  });
+  const confirmationFailed = (key: string, reason: string, via: "run" | "operator" = "run"): OrderEvent => ({
+    type: "ConfirmationEmailFailed",
+    key,
+    reason,
+    via,
+  });
+  const confirmationRetried = (attempt: number): OrderEvent => ({
+    type: "ConfirmationEmailRequested",
+    key: `order:42:confirmation-email:${attempt}`,
+    to: "ada@example.com",
+    attempt,
+  });
+  // The simulator's case (seed 5262): the provider never sent it, and an operator settled it as Failed.
+  const noRecord = "the provider has no record of this key";
+
+  it("asks again under a new key when a mail definitely failed, and is not in attention meanwhile", () => {
+    const decision = given(orderActor, shippedAndPaid, { id })
+      .when(failed("order:42:confirmation-email", noRecord, "operator"))
+      .then([confirmationFailed("order:42:confirmation-email", noRecord, "operator"), confirmationRetried(2)]);
+    expect(decision.effects).toEqual([mail("order:42:confirmation-email:2", "order-confirmation")]);
+    expect(decision.reply).toMatchObject({ status: "shipped" });
+    const after = given(orderActor, [...shippedAndPaid, ...(decision.events ?? [])], { id }).state;
+    expect(after.confirmationEmail).toMatchObject({
+      status: "Pending",
+      attempt: 2,
+      key: "order:42:confirmation-email:2",
+      reason: null,
+    });
+    expect(attentionReasons(after)).toEqual([]);
+  });
+
+  it("completes once the new attempt is sent, and takes the same path for the shipping mail", () => {
+    const retrying = [
+      ...shippedAndPaid,
+      confirmationFailed("order:42:confirmation-email", "bounced"),
+      confirmationRetried(2),
+    ];
+    const sent: OrderEvent = {
+      type: "ConfirmationEmailSent",
+      key: "order:42:confirmation-email:2",
+      messageId: "m2",
       via: "run",
     };
-    given(orderActor, shippedAndPaid, { id })
-      .when({
-        type: "oncely.effect.failed",
-        key: "order:42:confirmation-email",
-        kind: "email",
-        error: "bad address",
-        attempt: 1,
-        via: "run",
-      })
-      .then([failed]);
-    expect(statusAfter([...shippedAndPaid, failed])).toBe("attention");
+    given(orderActor, retrying, { id })
+      .when(succeeded("order:42:confirmation-email:2", { messageId: "m2" }))
+      .then([sent]);
+    const shippingSent: OrderEvent = {
+      type: "ShippingEmailSent",
+      key: "order:42:shipping-email",
+      messageId: "m3",
+      via: "run",
+    };
+    expect(statusAfter([...retrying, sent, shippingSent])).toBe("completed");
+    const decision = given(orderActor, shippedAndPaid, { id })
+      .when(failed("order:42:shipping-email", "bounced"))
+      .then([
+        { type: "ShippingEmailFailed", key: "order:42:shipping-email", reason: "bounced", via: "run" },
+        { type: "ShippingEmailRequested", key: "order:42:shipping-email:2", to: "ada@example.com", attempt: 2 },
+      ]);
+    expect(decision.effects).toEqual([mail("order:42:shipping-email:2", "order-shipped")]);
+  });
+
+  it("stops after MAX_MAIL_ATTEMPTS: the third failure leaves the order in attention, with no fourth request", () => {
+    expect(MAX_MAIL_ATTEMPTS).toBe(3);
+    const third = [
+      ...shippedAndPaid,
+      confirmationFailed("order:42:confirmation-email", "bounced"),
+      confirmationRetried(2),
+      confirmationFailed("order:42:confirmation-email:2", "bounced"),
+      confirmationRetried(3),
+    ];
+    const lastFailure = confirmationFailed("order:42:confirmation-email:3", "bounced again");
+    const decision = given(orderActor, third, { id })
+      .when(failed("order:42:confirmation-email:3", "bounced again"))
+      .then([lastFailure]);
+    expect(decision.effects).toEqual([]);
+    expect(decision.reply).toMatchObject({ status: "attention" });
+    const spent = [...third, lastFailure];
+    expect(attentionReasons(given(orderActor, spent, { id }).state)).toEqual([
+      "confirmation email failed (attempt 3): bounced again",
+    ]);
+    // Nothing starts a fourth: not the same outcome again, not another fact arriving.
+    given(orderActor, spent, { id }).when(failed("order:42:confirmation-email:3", "again")).thenNothingHappened();
+    given(orderActor, spent, { id }).when(processed).thenNothingHappened();
+    given(orderActor, spent, { id })
+      .when(failed("order:42:confirmation-email:4", "never asked"))
+      .thenThrows(CommandRejectedError, /never requested/);
+  });
+
+  it("takes late and repeated outcomes of an earlier attempt's key without change or refusal", () => {
+    const retrying = [
+      ...shippedAndPaid,
+      confirmationFailed("order:42:confirmation-email", noRecord, "operator"),
+      confirmationRetried(2),
+    ];
+    const first = "order:42:confirmation-email";
+    given(orderActor, retrying, { id })
+      .when(failed(first, noRecord, "operator"))
+      .thenNothingHappened();
+    given(orderActor, retrying, { id })
+      .when(succeeded(first, { messageId: "late" }))
+      .thenNothingHappened();
+    given(orderActor, retrying, { id })
+      .when({ type: "oncely.effect.unknown", key: first, kind: "email", error: "reset", attempt: 3 })
+      .thenNothingHappened();
+    given(orderActor, retrying, { id })
+      .when({ type: "oncely.effect.needs-reconciliation", key: first, kind: "email", error: "budget", attempt: 4 })
+      .thenNothingHappened();
+    // An outcome event of the earlier key, replayed after the new request, leaves attempt 2 untouched.
+    const stray: OrderEvent = { type: "ConfirmationEmailSent", key: first, messageId: "late", via: "run" };
+    expect(given(orderActor, [...retrying, stray], { id }).state).toEqual(given(orderActor, retrying, { id }).state);
+    // A key that is not one of this order's mails is still refused.
+    given(orderActor, retrying, { id })
+      .when(succeeded("order:43:confirmation-email:2", { messageId: "m" }))
+      .thenThrows(CommandRejectedError, /does not belong/);
+    given(orderActor, retrying, { id })
+      .when(succeeded("order:42:confirmation-email:02", { messageId: "m" }))
+      .thenThrows(CommandRejectedError, /does not belong/);
+  });
+
+  it("reads a request without an attempt number as attempt 1", () => {
+    const state = given(orderActor, [placedEvent, processedEvent, confirmationRequested], { id }).state;
+    expect(state.confirmationEmail).toMatchObject({
+      attempt: 1,
+      key: "order:42:confirmation-email",
+      status: "Pending",
+    });
   });
 
   it("refuses outcomes of keys it never asked for and of other contexts' effects", () => {

@@ -1,7 +1,8 @@
 /**
  * The effects an order asks for: their kinds (which handler runs them), their stable keys, and
  * the inputs handed to the handlers. Keys come from business identity only, so every retry,
- * replay or recovery of one business action uses the same key.
+ * replay or recovery of one business action uses the same key; only a new attempt after a
+ * definite failure takes a new one (`attemptKey`).
  */
 
 export const EFFECT_KINDS = { payment: "payment", email: "email", picklist: "picklist" } as const;
@@ -20,9 +21,34 @@ const KEY_SUFFIX: Record<EffectFact, string> = {
 /** `order:{id}:payment`, `order:{id}:confirmation-email`, `order:{id}:picklist`, `order:{id}:shipping-email`. */
 export const effectKey = (orderId: string, fact: EffectFact): string => `order:${orderId}:${KEY_SUFFIX[fact]}`;
 
-/** Which fact of order `orderId` a key names, or undefined when the key is not one of this order's. */
-export function factOfKey(orderId: string, key: string): EffectFact | undefined {
-  return EFFECT_FACTS.find((fact) => effectKey(orderId, fact) === key);
+/**
+ * The key of attempt `attempt` of an effect: attempt 1 keeps `effectKey`, a later one is
+ * `{effectKey}:{attempt}` (`order:{id}:picklist:2`, `order:{id}:confirmation-email:3`). A new
+ * attempt is only ever asked for after the previous one definitely failed, so it must be a new
+ * key: reusing the old one would get the provider's stored refusal back (or, for a key the
+ * provider never saw, risk a second execution of something an operator settled as not done).
+ */
+export const attemptKey = (orderId: string, fact: EffectFact, attempt: number): string =>
+  attempt <= 1 ? effectKey(orderId, fact) : `${effectKey(orderId, fact)}:${attempt}`;
+
+/** Attempts of one customer mail; after the last one definitely failed, it is left to an operator. */
+export const MAX_MAIL_ATTEMPTS = 3;
+
+/**
+ * Which fact of order `orderId`, and which attempt, a key names (the inverse of `attemptKey`, for
+ * its canonical spelling only), or undefined when the key is not one of this order's.
+ */
+export function effectOfKey(orderId: string, key: string): { fact: EffectFact; attempt: number } | undefined {
+  for (const fact of EFFECT_FACTS) {
+    const base = effectKey(orderId, fact);
+    if (key === base) return { fact, attempt: 1 };
+    if (!key.startsWith(`${base}:`)) continue;
+    const attempt = Number(key.slice(base.length + 1));
+    if (Number.isSafeInteger(attempt) && attempt >= 2 && attemptKey(orderId, fact, attempt) === key) {
+      return { fact, attempt };
+    }
+  }
+  return undefined;
 }
 
 export interface PaymentInput {

@@ -87,9 +87,16 @@ interface NeedsReconciliation<T extends string> {
   error: string;
 }
 
-export type ConfirmationEmailRequested = Requested<"ConfirmationEmailRequested"> & { to: string };
+/**
+ * A mail asked for: `attempt` is absent for the first attempt (every event written before mails
+ * were asked for again has none, and means attempt 1) and set from 2 on, with `key` its attempt's key.
+ * Not to be confused with `attempt` on an `…Unknown` event: that one counts the dispatcher's runs
+ * of one key.
+ */
+type MailRequested<T extends string> = Requested<T> & { to: string; attempt?: number };
+export type ConfirmationEmailRequested = MailRequested<"ConfirmationEmailRequested">;
 export type ConfirmationEmailSent = { type: "ConfirmationEmailSent"; key: string; messageId: string; via: Via };
-export type ShippingEmailRequested = Requested<"ShippingEmailRequested"> & { to: string };
+export type ShippingEmailRequested = MailRequested<"ShippingEmailRequested">;
 export type ShippingEmailSent = { type: "ShippingEmailSent"; key: string; messageId: string; via: Via };
 
 export type OrderEvent =

@@ -1,13 +1,14 @@
 import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
 import { EVENT_STAGE, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent, type Stage } from "./events.js";
-import type { EffectFactState, OrderState } from "./state.js";
+import { type EffectFactState, type MailState, mailNotRequested, type OrderState } from "./state.js";
 
 /**
  * Applies one event. Pure, and monotonic by construction: every status change goes through
  * `effectStatusAfter` or stops at a final status, so a replayed, duplicated or reordered event
  * can never move a fact backwards, and the first final outcome of a fact (its id, its reason) is
  * never overwritten. The payment and picklist facts come from other contexts' integration events;
- * the two mails are the order's own effects.
+ * the two mails are the order's own effects, monotonic within each attempt: a mail that definitely
+ * failed may be asked for again under a new key, which starts a new attempt at Pending.
  */
 export function evolve(state: OrderState, event: OrderEvent): OrderState {
   switch (event.type) {
@@ -78,14 +79,28 @@ export function evolve(state: OrderState, event: OrderEvent): OrderState {
   const staged = EVENT_STAGE.get(event.type);
   if (!staged || !(ORDER_EFFECT_FACTS as readonly string[]).includes(staged.fact)) return state;
   const fact = staged.fact as OrderEffectFact;
-  return { ...state, [fact]: applyStage(state[fact], staged.stage, event) };
+  return { ...state, [fact]: applyMail(state[fact], staged.stage, event) };
 }
 
-function applyStage(fact: EffectFactState, stage: Stage, event: OrderEvent): EffectFactState {
+function applyMail(mail: MailState, stage: Stage, event: OrderEvent): MailState {
+  const key = "key" in event ? event.key : null;
+  if (stage === "requested") {
+    const attempt = "attempt" in event && event.attempt !== undefined ? event.attempt : 1;
+    // The same request again, or an older one: nothing new.
+    if (attempt <= mail.attempt) return mail;
+    // A new attempt only replaces one that never started or definitely failed (decide asks for
+    // nothing else); it starts afresh at Pending under its own key.
+    if (mail.status !== "NotRequested" && mail.status !== "Failed") return mail;
+    return { ...mailNotRequested(), key, attempt, status: "Pending" };
+  }
+  // An outcome belongs to one attempt: one of an earlier attempt's key changes nothing.
+  if (key !== mail.key) return mail;
+  return { ...mail, ...applyStage(mail, stage, event) };
+}
+
+function applyStage(fact: EffectFactState, stage: Exclude<Stage, "requested">, event: OrderEvent): EffectFactState {
   if (isFinalStatus(fact.status)) return fact;
   switch (stage) {
-    case "requested":
-      return { ...fact, status: effectStatusAfter(fact.status, "Pending") };
     case "completed":
       return {
         ...fact,

@@ -19,6 +19,18 @@ export interface EffectFactState {
   needsReconciliation: boolean;
 }
 
+/**
+ * A customer mail: the fact of its current attempt. A mail that definitely failed is asked for
+ * again under a new key (`attemptKey`), at most `MAX_MAIL_ATTEMPTS` times; each attempt starts
+ * at Pending and is monotonic on its own, and outcomes of an earlier attempt's key change nothing.
+ */
+export interface MailState extends EffectFactState {
+  /** The current attempt's key; null until the mail is first asked for. */
+  key: string | null;
+  /** The current attempt: 0 until asked for, then 1, 2, … */
+  attempt: number;
+}
+
 export interface ShippingState {
   status: EffectStatus;
   shipmentId: string | null;
@@ -38,10 +50,10 @@ export interface OrderState {
   /** Null until OrderPlaced; a shipment may be recorded before it (out-of-order webhook). */
   details: OrderDetails | null;
   payment: EffectFactState;
-  confirmationEmail: EffectFactState;
+  confirmationEmail: MailState;
   picklist: EffectFactState;
   shipping: ShippingState;
-  shippingEmail: EffectFactState;
+  shippingEmail: MailState;
 }
 
 export const notRequested = (): EffectFactState => ({
@@ -52,12 +64,14 @@ export const notRequested = (): EffectFactState => ({
   needsReconciliation: false,
 });
 
+export const mailNotRequested = (): MailState => ({ ...notRequested(), key: null, attempt: 0 });
+
 export const initialOrderState = (orderId: string): OrderState => ({
   orderId,
   details: null,
   payment: notRequested(),
-  confirmationEmail: notRequested(),
+  confirmationEmail: mailNotRequested(),
   picklist: notRequested(),
   shipping: { status: "NotRequested", shipmentId: null, eventId: null, occurredAt: null },
-  shippingEmail: notRequested(),
+  shippingEmail: mailNotRequested(),
 });

@@ -6,7 +6,8 @@ import type { OrderState } from "./state.js";
  *
  * - `attention`: an effect waits in the reconciliation queue, or the facts contradict each other
  *   (goods shipped for a failed payment, a shipment for an order never placed), or an effect after
- *   payment definitely failed (a mail the provider refused, a picklist the warehouse rejected).
+ *   payment definitely failed for good (a mail refused on its last attempt, a picklist the
+ *   warehouse rejected).
  *   Each reason is listed by `attentionReasons`.
  * - `payment_failed`: the payment definitely failed; nothing else was started.
  * - `completed`: paid, both mails sent, shipped.
@@ -19,14 +20,18 @@ export type OrderStatus = "placed" | "paid" | "shipped" | "completed" | "payment
 export function attentionReasons(state: OrderState): string[] {
   const reasons: string[] = [];
   const effects = [
-    ["payment", state.payment],
-    ["confirmation email", state.confirmationEmail],
-    ["picklist", state.picklist],
-    ["shipping email", state.shippingEmail],
+    ["payment", state.payment, 1],
+    ["confirmation email", state.confirmationEmail, state.confirmationEmail.attempt],
+    ["picklist", state.picklist, 1],
+    ["shipping email", state.shippingEmail, state.shippingEmail.attempt],
   ] as const;
-  for (const [name, fact] of effects) {
+  for (const [name, fact, attempt] of effects) {
     if (fact.needsReconciliation) reasons.push(`${name} outcome unknown: waits in reconciliation`);
-    if (name !== "payment" && fact.status === "Failed") reasons.push(`${name} failed: ${fact.reason ?? "no reason"}`);
+    // A mail's fact is its current attempt, and a failed attempt with attempts left is followed by
+    // the next one in the same commit: a Failed mail here is one whose attempts are spent.
+    if (name !== "payment" && fact.status === "Failed") {
+      reasons.push(`${name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${fact.reason ?? "no reason"}`);
+    }
   }
   const shipped = state.shipping.status === "Completed";
   if (shipped && state.payment.status === "Failed") reasons.push("shipped although the payment failed");

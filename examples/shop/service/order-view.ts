@@ -93,7 +93,8 @@ export function orderView(state: OrderState, events: EventRecord[]): OrderView {
 
 /**
  * The `via` of each effect's final event, read in the stream that owns the effect (the first one
- * wins, as in evolve; for a picklist asked for again, the last request's).
+ * wins, as in evolve; for a picklist or a mail asked for again, the last request's, which is the
+ * attempt the fact shows: each earlier attempt ended Failed before the next was asked for).
  */
 function viaByFact(events: EventRecord[]) {
   const vias: Partial<Record<"payment" | "confirmationEmail" | "picklist" | "shippingEmail", Via>> = {};
@@ -101,7 +102,7 @@ function viaByFact(events: EventRecord[]) {
     const staged = EVENT_STAGE.get(record.type);
     if (!staged || (staged.stage !== "completed" && staged.stage !== "failed")) continue;
     if (FACT_STREAM[staged.fact] !== parseAddress(record.stream).type) continue;
-    if (vias[staged.fact] !== undefined && staged.fact !== "picklist") continue;
+    if (vias[staged.fact] !== undefined && staged.fact === "payment") continue;
     const via = (record.data as { via?: Via }).via;
     if (via) vias[staged.fact] = via;
   }

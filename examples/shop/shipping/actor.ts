@@ -4,7 +4,7 @@ import { CommandRejectedError } from "../../../src/core/errors.js";
 import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
 import type { EffectStatus } from "../../../src/effects/types.js";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
-import { EFFECT_KINDS, effectKey, type PicklistInput } from "../ordering/effects.js";
+import { attemptKey, EFFECT_KINDS, type PicklistInput } from "../ordering/effects.js";
 
 /**
  * The Shipping context: the actor `shipment/{orderId}` owns the warehouse (the picklist effect
@@ -160,8 +160,7 @@ export const MAX_PICKLIST_ATTEMPTS = 3;
  * key is only ever taken after the previous request definitely failed (the warehouse refused it,
  * or an operator found no record of it): nothing can ship twice from it.
  */
-export const picklistKey = (orderId: string, attempt: number) =>
-  attempt <= 1 ? effectKey(orderId, "picklist") : `${effectKey(orderId, "picklist")}:${attempt}`;
+export const picklistKey = (orderId: string, attempt: number) => attemptKey(orderId, "picklist", attempt);
 
 export function decideShipment(
   command: ShipmentCommand | EffectOutcome,
