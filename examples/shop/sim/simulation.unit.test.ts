@@ -7,25 +7,25 @@ import { shopSimulation } from "./system.js";
  * Each run checks every built-in invariant and the shop's own (one charge per paid order, money conserved).
  */
 describe("the shop under deterministic simulation", () => {
-  it("a provider that dedups by key: no violation over 60 seeds", async () => {
-    const report = await runSeeds(shopSimulation(), { count: 60, steps: 250 });
+  it("a provider that dedups by key: no violation over 400 seeds", async () => {
+    const report = await runSeeds(shopSimulation(), { count: 400, steps: 250 });
     expect(report.failures.map((f) => ({ seed: f.seed, violations: f.violations, reproduce: f.reproduce }))).toEqual(
       [],
     );
     expect(report.faults["effect:completed"]).toBeGreaterThan(0);
   });
 
-  it("a payment provider with no idempotency: ambiguous charges are never retried blindly, over 60 seeds", async () => {
-    const report = await runSeeds(shopSimulation({ paymentDedups: false }), { first: 1000, count: 60, steps: 250 });
+  it("a payment provider with no idempotency: ambiguous charges are never retried blindly, over 400 seeds", async () => {
+    const report = await runSeeds(shopSimulation({ paymentDedups: false }), { first: 1000, count: 400, steps: 250 });
     expect(report.failures.map((f) => ({ seed: f.seed, violations: f.violations, reproduce: f.reproduce }))).toEqual(
       [],
     );
   });
 
-  it("always-recover mode (every step starts from replay): no violation over 20 seeds", async () => {
+  it("always-recover mode (every step starts from replay): no violation over 100 seeds", async () => {
     const report = await runSeeds(shopSimulation(), {
       first: 2000,
-      count: 20,
+      count: 100,
       steps: 200,
       alwaysRecover: true,
       checkEvery: 25,
