@@ -62,10 +62,11 @@ const program = new Command()
     "with --db: terminate every worker connection to PostgreSQL about this often",
     integer("--pg-restart-ms", 100, 600_000),
   )
+  .option("--kills <n>", "most worker kills in the run (default: the fault level's)", integer("--kills", 0, 10_000))
   .option("--duration <s>", "stop placing new orders after this many seconds", integer("--duration", 1, 86_400))
   .option(
     "--chaos",
-    "chaos run defaults: 3 workers, PostgreSQL (postgres://postgres@127.0.0.1:5432/test unless --db), NATS, connection restarts every 2 s",
+    "chaos run defaults: 3 workers, up to 20 kills, PostgreSQL (postgres://postgres@127.0.0.1:5432/test unless --db), NATS, connection restarts every 2 s",
   )
   .exitOverride((error) => {
     process.exit(error.exitCode === 0 ? 0 : 2);
@@ -82,12 +83,14 @@ const opts = program.opts<{
   workers: number;
   pgRestartMs?: number;
   duration?: number;
+  kills?: number;
   chaos?: boolean;
 }>();
 // --chaos only changes defaults: every flag given explicitly still wins.
 if (opts.chaos) {
   const defaulted = (name: string) => program.getOptionValueSource(name) === "default";
   if (defaulted("workers")) opts.workers = 3;
+  opts.kills ??= 20;
   opts.db ??= "postgres://postgres@127.0.0.1:5432/test";
   if (defaulted("transport")) opts.transport = "nats";
   opts.pgRestartMs ??= 2000;

@@ -51,6 +51,8 @@ export interface DemoOptions {
    * this often (seeded jitter). Unset: never.
    */
   pgConnectionRestartMs?: number;
+  /** Most worker kills in the run (default: the fault level's). */
+  kills?: number;
   /** Stop placing new orders after this long (ms); the orders placed by then are driven to the end and audited. */
   durationMs?: number;
   /** Orders in flight at once (default 8). */
@@ -181,7 +183,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     const killRandom = seededRandom(options.seed * 7919 + 1);
     // One budget for both kinds of kill: arming an incarnation at a fault point spends one up front.
-    let killBudget = profile.kills.max;
+    let killBudget = options.kills ?? profile.kills.max;
     const supervisors = ports.map(
       (port, index) =>
         new WorkerSupervisor(
