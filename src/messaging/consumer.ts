@@ -6,6 +6,7 @@ import {
   isRetryable,
   NotRegisteredError,
   RetriesExhaustedError,
+  StorageUnavailableError,
   toError,
 } from "../core/errors.js";
 import { type Faults, noFaults } from "../core/faults.js";
@@ -153,8 +154,7 @@ export class Consumer {
     try {
       envelope = decodeEnvelope(delivery.body);
     } catch (error) {
-      await this.deadLetter(delivery, undefined, error, delivery.attempt);
-      return { kind: "ack" };
+      return this.deadLetterOrRetry(delivery, undefined, error);
     }
     try {
       await this.handle(envelope);
@@ -163,12 +163,10 @@ export class Consumer {
     } catch (error) {
       const now = this.clock.now();
       if (!this.firstFailure.has(envelope.eventId)) this.firstFailure.set(envelope.eventId, now);
+      // The journal being unreachable says nothing about the message: never a reason to give up on it.
+      const outage = error instanceof StorageUnavailableError;
       const last = delivery.attempt >= Math.min(delivery.maxDeliveries, this.maxDeliveries);
-      if (!isRetryable(error) || last) {
-        await this.deadLetter(delivery, envelope, error, delivery.attempt);
-        this.firstFailure.delete(envelope.eventId);
-        return { kind: "ack" };
-      }
+      if (!outage && (!isRetryable(error) || last)) return this.deadLetterOrRetry(delivery, envelope, error);
       this.metrics.handled.inc({ consumer: this.name, outcome: "retry" });
       this.logger.warn(
         { consumer: this.name, eventId: envelope.eventId, attempt: delivery.attempt, err: error },
@@ -176,6 +174,28 @@ export class Consumer {
       );
       return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
     }
+  }
+
+  /**
+   * Dead-letter a message and ack it. If the dead letter cannot be written (the journal is down),
+   * nak instead: the transports never drop a message, so it comes back and is dead-lettered then.
+   */
+  private async deadLetterOrRetry(
+    delivery: Delivery,
+    envelope: Envelope | undefined,
+    error: unknown,
+  ): Promise<DeliveryOutcome> {
+    try {
+      await this.deadLetter(delivery, envelope, error, delivery.attempt);
+    } catch (writeError) {
+      this.logger.warn(
+        { consumer: this.name, attempt: delivery.attempt, err: writeError },
+        "could not store the dead letter; the message will come back",
+      );
+      return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
+    }
+    if (envelope) this.firstFailure.delete(envelope.eventId);
+    return { kind: "ack" };
   }
 
   /** Decode and handle a stored body (dead-letter replay): the same path as a delivery, errors thrown. */

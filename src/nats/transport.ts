@@ -16,12 +16,6 @@ export interface NatsTransportOptions {
   storage?: "file" | "memory";
   /** Redelivery after this long without ack (default 30 s). */
   ackWaitMs?: number;
-  /**
-   * Server deliveries beyond a subscriber's `maxDeliveries` (default 2): the subscriber dead-letters
-   * on its last attempt; if that journal write fails, these spare deliveries let it try again
-   * instead of the server silently giving up (max_deliver = maxDeliveries + spare).
-   */
-  spareDeliveries?: number;
   maxAckPending?: number;
   publishTimeoutMs?: number;
   logger?: Logger;
@@ -90,7 +84,10 @@ export class NatsTransport implements Transport {
       stream: this.o.stream,
       name: consumerName,
       subjects: options.subjects,
-      maxDeliver: maxDeliveries + (this.o.spareDeliveries ?? 2),
+      // Unlimited on the server: the subscriber decides when a message is poison (it dead-letters it
+      // and acks). A server-side limit would drop a message silently when the dead-letter write
+      // itself failed, e.g. while the journal was unreachable.
+      maxDeliver: -1,
       ackWaitMs: this.o.ackWaitMs ?? 30_000,
       maxAckPending: this.o.maxAckPending ?? 1000,
     });

@@ -30,12 +30,6 @@ export interface InProcessTransportOptions {
   /** Backoff for a handler that throws instead of returning an outcome. */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /**
-   * Deliveries beyond a subscription's `maxDeliveries` the transport still makes, so that a
-   * subscriber whose dead-letter write failed on the last attempt gets another chance (default 2,
-   * as in the NATS transport). After those the message is dropped and counted in `stats.exhausted`.
-   */
-  spareDeliveries?: number;
   /** Store a repeated eventId once, like a broker's dedup window (default true; false in tests of consumer dedup). */
   dedupPublishes?: boolean;
 }
@@ -75,7 +69,6 @@ export class InProcessTransport implements Transport {
   private readonly knobs: InProcessFaultKnobs;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
-  private readonly spare: number;
   private readonly dedupPublishes: boolean;
   private readonly log: Stored[] = [];
   private readonly published = new Set<string>();
@@ -83,7 +76,7 @@ export class InProcessTransport implements Transport {
   private buffer: Stored[] = [];
   private timers = 0;
   private closed = false;
-  readonly stats = { published: 0, deduplicated: 0, deliveries: 0, duplicatesInjected: 0, exhausted: 0 };
+  readonly stats = { published: 0, deduplicated: 0, deliveries: 0, duplicatesInjected: 0 };
 
   constructor(options: InProcessTransportOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -92,7 +85,6 @@ export class InProcessTransport implements Transport {
     this.knobs = options.faults ?? {};
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryMaxMs = options.retryMaxMs ?? 10_000;
-    this.spare = options.spareDeliveries ?? 2;
     this.dedupPublishes = options.dedupPublishes ?? true;
   }
 
@@ -231,13 +223,9 @@ export class InProcessTransport implements Transport {
         durable.inFlight--;
         if (durable.inFlight === 0) for (const resolve of durable.settledWaiters.splice(0)) resolve();
         if (outcome.kind === "nak") {
-          if (attempt >= durable.maxDeliveries + this.spare) {
-            this.stats.exhausted++;
-            this.logger.error({ consumer: durable.name, seq, attempt }, "message exhausted its deliveries; dropped");
-            durable.settled.add(seq);
-          } else if (!durable.settled.has(seq)) {
-            this.enqueue(durable, seq, false, outcome.delayMs);
-          }
+          // Never dropped: the subscriber decides when a message is poison (it dead-letters it and
+          // acks); a nak means "not now", e.g. while its journal is unreachable.
+          if (!durable.settled.has(seq)) this.enqueue(durable, seq, false, outcome.delayMs);
         } else {
           durable.settled.add(seq);
         }
