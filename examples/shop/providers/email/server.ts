@@ -5,10 +5,9 @@ import {
   badRequest,
   canonicalJson,
   createProviderApp,
-  idempotencyKeyOf,
   injectedFailure,
+  keyedRequest,
   lookupKeyOf,
-  parseWith,
 } from "../shared/http.js";
 import { JsonlLedger } from "../shared/ledger.js";
 
@@ -73,27 +72,21 @@ export async function startEmailProvider(options: EmailProviderOptions = {}): Pr
   const { app } = provider;
 
   app.post("/emails", async (request, reply) => {
-    const key = idempotencyKeyOf(request);
-    const body = parseWith(emailRequestSchema, request.body);
-    if (!key.ok || !body.ok) {
-      return reply.code(400).send(badRequest([...(key.ok ? [] : key.issues), ...(body.ok ? [] : body.issues)]));
-    }
+    const parsed = keyedRequest(request, reply, emailRequestSchema);
+    if (!parsed) return reply;
+    const { key, body } = parsed;
     const plan = drawFaults(faults.get(), random);
     if (plan.fail) return injectedFailure(reply);
 
-    const prior = byKey.get(key.value);
+    const prior = byKey.get(key);
     if (prior) {
-      if (prior.request !== canonicalJson(body.value)) {
-        return provider.answer(request, reply, plan, 409, {
-          error: `Idempotency-Key "${key.value}" was already used with a different request`,
-        });
-      }
-      return provider.answer(request, reply, plan, 202, { messageId: prior.email.messageId });
+      const first = { request: prior.request, status: 202, body: { messageId: prior.email.messageId } };
+      return provider.replay(request, reply, plan, key, first, body);
     }
     const email: SentEmail = {
       messageId: ids.next(),
-      idempotencyKey: key.value,
-      ...body.value,
+      idempotencyKey: key,
+      ...body,
       at: new Date(clock.now()).toISOString(),
     };
     // Sent before answering: a lost answer does not unsend it.

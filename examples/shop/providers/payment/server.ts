@@ -5,10 +5,9 @@ import {
   badRequest,
   canonicalJson,
   createProviderApp,
-  idempotencyKeyOf,
   injectedFailure,
+  keyedRequest,
   lookupKeyOf,
-  parseWith,
 } from "../shared/http.js";
 import { JsonlLedger } from "../shared/ledger.js";
 
@@ -124,33 +123,26 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
   };
 
   app.post("/payments", async (request, reply) => {
-    const key = idempotencyKeyOf(request);
-    const body = parseWith(paymentRequestSchema, request.body);
-    const issues = [...(key.ok ? [] : key.issues), ...(body.ok ? [] : body.issues)];
-    if (!key.ok || !body.ok) return reply.code(400).send(badRequest(issues));
+    const parsed = keyedRequest(request, reply, paymentRequestSchema);
+    if (!parsed) return reply;
+    const { key, body } = parsed;
 
     const current = faults.get();
     const plan = drawFaults(current, random);
     const declineDraw = random.next();
     if (plan.fail) return injectedFailure(reply);
 
-    const prior = byKey.get(key.value);
+    const prior = byKey.get(key);
     if (prior && !current.noIdempotency) {
-      if (prior.request !== canonicalJson(body.value)) {
-        return provider.answer(request, reply, plan, 409, {
-          error: `Idempotency-Key "${key.value}" was already used with a different request`,
-        });
-      }
-      const replay = answerOf(prior.outcome);
-      return provider.answer(request, reply, plan, replay.status, replay.body);
+      return provider.replay(request, reply, plan, key, { request: prior.request, ...answerOf(prior.outcome) }, body);
     }
 
     const at = new Date(clock.now()).toISOString();
-    const reason = declineReason(body.value, declineDraw);
+    const reason = declineReason(body, declineDraw);
     const outcome: Outcome =
       reason === undefined
-        ? { kind: "charge", entry: { paymentId: ids.next(), idempotencyKey: key.value, ...body.value, at } }
-        : { kind: "decline", entry: { declineId: ids.next(), idempotencyKey: key.value, ...body.value, reason, at } };
+        ? { kind: "charge", entry: { paymentId: ids.next(), idempotencyKey: key, ...body, at } }
+        : { kind: "decline", entry: { declineId: ids.next(), idempotencyKey: key, ...body, reason, at } };
     // The money moves here, before any answer: a lost answer does not undo it.
     ledger.append(outcome.kind === "charge" ? "charges" : "declines", outcome.entry as Charge & Decline);
     remember(outcome);

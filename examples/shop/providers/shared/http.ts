@@ -77,6 +77,18 @@ export interface ProviderApp {
    * happened either way, only the answer is late or lost.
    */
   answer(request: FastifyRequest, reply: FastifyReply, plan: FaultPlan, status: number, body: unknown): Promise<void>;
+  /**
+   * A request under a key seen before: the stored answer again, or 409 when the request differs
+   * from the one the key first came with (faults apply as to any answer).
+   */
+  replay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    plan: FaultPlan,
+    key: string,
+    first: { request: string; status: number; body: unknown },
+    incoming: unknown,
+  ): Promise<void>;
   listen(host: string, port: number): Promise<string>;
   close(): Promise<void>;
 }
@@ -136,6 +148,14 @@ export function createProviderApp<F extends BaseFaults>(options: {
       }
       await reply.code(status).send(body);
     },
+    replay(request, reply, plan, key, first, incoming) {
+      if (first.request !== canonicalJson(incoming)) {
+        return this.answer(request, reply, plan, 409, {
+          error: `Idempotency-Key "${key}" was already used with a different request`,
+        });
+      }
+      return this.answer(request, reply, plan, first.status, first.body);
+    },
     async listen(host, port) {
       await app.listen({ host, port });
       const address = app.server.address();
@@ -148,6 +168,22 @@ export function createProviderApp<F extends BaseFaults>(options: {
       await app.close();
     },
   };
+}
+
+/**
+ * The Idempotency-Key header and the body of a POST, both validated; on any problem the 400 (naming
+ * every bad field) is sent and undefined returned.
+ */
+export function keyedRequest<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  schema: z.ZodType<T>,
+): { key: string; body: T } | undefined {
+  const key = idempotencyKeyOf(request);
+  const body = parseWith(schema, request.body);
+  if (key.ok && body.ok) return { key: key.value, body: body.value };
+  void reply.code(400).send(badRequest([...(key.ok ? [] : key.issues), ...(body.ok ? [] : body.issues)]));
+  return undefined;
 }
 
 /** Answers a fault-injected failure: nothing was done. */

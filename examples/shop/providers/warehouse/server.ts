@@ -5,10 +5,9 @@ import {
   badRequest,
   canonicalJson,
   createProviderApp,
-  idempotencyKeyOf,
   injectedFailure,
+  keyedRequest,
   lookupKeyOf,
-  parseWith,
 } from "../shared/http.js";
 import { JsonlLedger } from "../shared/ledger.js";
 
@@ -239,28 +238,22 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions =
   }
 
   app.post("/picklists", async (request, reply) => {
-    const key = idempotencyKeyOf(request);
-    const body = parseWith(picklistRequestSchema, request.body);
-    if (!key.ok || !body.ok) {
-      return reply.code(400).send(badRequest([...(key.ok ? [] : key.issues), ...(body.ok ? [] : body.issues)]));
-    }
+    const parsed = keyedRequest(request, reply, picklistRequestSchema);
+    if (!parsed) return reply;
+    const { key, body } = parsed;
     const plan = drawFaults(faults.get(), random);
     const shipping = drawShipping();
     if (plan.fail) return injectedFailure(reply);
 
-    const prior = byKey.get(key.value);
+    const prior = byKey.get(key);
     if (prior) {
-      if (prior.request !== canonicalJson(body.value)) {
-        return provider.answer(request, reply, plan, 409, {
-          error: `Idempotency-Key "${key.value}" was already used with a different request`,
-        });
-      }
-      return provider.answer(request, reply, plan, 202, { picklistId: prior.picklist.picklistId });
+      const first = { request: prior.request, status: 202, body: { picklistId: prior.picklist.picklistId } };
+      return provider.replay(request, reply, plan, key, first, body);
     }
     const picklist: Picklist = {
       picklistId: ids.next(),
-      idempotencyKey: key.value,
-      ...body.value,
+      idempotencyKey: key,
+      ...body,
       at: new Date(clock.now()).toISOString(),
     };
     ledger.append("picklists", picklist);
