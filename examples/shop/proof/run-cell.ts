@@ -37,6 +37,9 @@ export interface CellResult {
   durationMs: number;
 }
 
+/** Where the providers of one cell listen. */
+type ProviderUrls = { paymentUrl: string; emailUrl: string; warehouseUrl: string };
+
 const CHILD = fileURLToPath(new URL("./cell-child.ts", import.meta.url));
 const EFFECT_TIMEOUT_MS = 500;
 
@@ -55,7 +58,7 @@ export async function runCell(options: CellOptions): Promise<CellResult> {
     shipDelayMs: 20,
     webhook: { timeoutMs: 2000, maxAttempts: 60, backoffMs: 50, maxBackoffMs: 500 },
   });
-  const providerUrls = { paymentUrl: payment.url, emailUrl: email.url, warehouseUrl: warehouse.url };
+  const providerUrls: ProviderUrls = { paymentUrl: payment.url, emailUrl: email.url, warehouseUrl: warehouse.url };
   try {
     const fired =
       options.mode === "kill"
@@ -96,7 +99,7 @@ export async function runCell(options: CellOptions): Promise<CellResult> {
 async function inProcessCell(
   options: CellOptions,
   orders: CellOrder[],
-  providerUrls: { paymentUrl: string; emailUrl: string; warehouseUrl: string },
+  providerUrls: ProviderUrls,
   setShopUrl: (url: string) => void,
   timeoutMs: number,
 ): Promise<boolean> {
@@ -147,7 +150,7 @@ async function inProcessCell(
 async function killCell(
   options: CellOptions,
   orders: CellOrder[],
-  providerUrls: { paymentUrl: string; emailUrl: string; warehouseUrl: string },
+  providerUrls: ProviderUrls,
   setShopUrl: (url: string) => void,
   timeoutMs: number,
 ): Promise<boolean> {
