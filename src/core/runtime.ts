@@ -174,21 +174,23 @@ export class Runtime {
 
     for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
       const activation = await this.activate(definition, address);
-      if (messageId !== undefined) {
-        const prior = await this.journal.getInbox(address, messageId);
-        if (prior) {
-          this.stats.duplicates++;
-          return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
-        }
-      }
       const now = this.clock.now();
-      const decision: Decision = definition.decide(command, activation.state, {
-        address,
-        id,
-        now,
-        messageId,
-        version: activation.version,
-      });
+      // No inbox read before the write: the commit's inbox row is the duplicate check, and the
+      // stored reply is read only when it conflicts (or when decide refuses a command it has seen).
+      let decision: Decision;
+      try {
+        decision = definition.decide(command, activation.state, {
+          address,
+          id,
+          now,
+          messageId,
+          version: activation.version,
+        });
+      } catch (error) {
+        const prior = messageId === undefined ? undefined : await this.priorReply(definition, address, messageId);
+        if (prior) return prior;
+        throw error;
+      }
       await this.faults.hit("command.accepted");
 
       const events = decision.events ?? [];
@@ -212,6 +214,10 @@ export class Runtime {
       } catch (error) {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
+        if (error instanceof DuplicateMessageError && messageId !== undefined) {
+          const prior = await this.priorReply(definition, address, messageId);
+          if (prior) return prior;
+        }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
           this.stats.conflicts++;
           // Two hosts of one actor that retry in lockstep can starve each other; a random
@@ -230,6 +236,15 @@ export class Runtime {
       `command ${command.type} for ${address} kept conflicting with other writers`,
       this.maxConflictRetries + 1,
     );
+  }
+
+  /** The stored reply of a message this actor already handled, with the actor's current version. */
+  private async priorReply(definition: AnyActor, address: string, messageId: string): Promise<SendResult | undefined> {
+    const prior = await this.journal.getInbox(address, messageId);
+    if (!prior) return undefined;
+    this.stats.duplicates++;
+    const activation = await this.activate(definition, address);
+    return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
   }
 
   private buildCommit(

@@ -12,7 +12,17 @@ export interface EncodedCommit {
   now: number;
   events: EncodedEvent[];
   snapshot: { version: number; schemaVersion: number; state: string } | undefined;
-  outbox: { id: string; category: string; kind: string; stream: string; payload: string; notBefore: number }[];
+  outbox: {
+    id: string;
+    category: string;
+    kind: string;
+    stream: string;
+    payload: string;
+    notBefore: number;
+    /** Set when the row is inserted already leased (handed over to the committing process). */
+    leaseOwner: string | null;
+    leaseUntil: number | null;
+  }[];
   outboxDone: { id: string; outcome: string; result: string }[];
   inbox: { consumer: string; messageId: string; reply: string } | undefined;
   checkpoint: { consumer: string; source: string; version: number; expected: number | undefined } | undefined;
@@ -82,6 +92,8 @@ export function encodeCommit(commit: Commit): EncodedCommit {
       stream: row.stream,
       payload: json(row.payload),
       notBefore: row.notBefore,
+      leaseOwner: row.lease?.owner ?? null,
+      leaseUntil: row.lease?.until ?? null,
     })),
     outboxDone: (commit.outboxDone ?? []).map((done) => ({
       id: done.id,

@@ -68,6 +68,11 @@ export interface NewOutboxRow {
   payload: unknown;
   /** Earliest time to deliver (epoch ms); a durable timer when in the future. */
   notBefore: number;
+  /**
+   * Insert the row already leased (hand-over at commit): the committing process runs it itself,
+   * with no claim. `owner` is a fresh fencing token for this row; others take it after `until`.
+   */
+  lease?: { owner: string; until: number } | undefined;
 }
 
 export interface OutboxRow extends NewOutboxRow {
@@ -173,6 +178,8 @@ export interface CommitResult {
   /** Stream version after the commit (the expected version when no events were appended). */
   version: number;
   events: EventRecord[];
+  /** The outbox rows this commit inserted (a row whose id existed is absent), with their seq. */
+  inserted?: { id: string; seq: number }[] | undefined;
 }
 
 export interface ClaimOptions {
