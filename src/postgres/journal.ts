@@ -26,7 +26,7 @@ import { OutboxListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import * as sequencing from "./sequencing.js";
-import { guardPool, withClient } from "./sql.js";
+import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
 import { type Tables, tables } from "./tables.js";
 
