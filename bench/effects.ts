@@ -54,6 +54,8 @@ async function runOne(journal: Journal, actors: number, perActor: number): Promi
       if (command.type === "oncely.effect.succeeded") waiting.get((command as unknown as { key: string }).key)?.();
       return result;
     },
+    // Forwarded so that the dispatcher is handed its rows at commit (no claim, no wake-up).
+    handOver: (dispatcher: Parameters<Runtime["handOver"]>[0], active: boolean) => runtime.handOver(dispatcher, active),
   };
   const dispatcher = new Dispatcher({
     journal,

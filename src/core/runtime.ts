@@ -1,4 +1,5 @@
-import type { Commit, EventRecord, Journal, NewOutboxRow } from "../journal/types.js";
+import { newOutboxRow } from "../journal/rows.js";
+import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import type { AnyActor } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
@@ -12,6 +13,7 @@ import {
 } from "./decider.js";
 import { DuplicateMessageError, NotRegisteredError, RetriesExhaustedError, VersionConflictError } from "./errors.js";
 import { type Faults, noFaults } from "./faults.js";
+import type { HandOver } from "./hand-over.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { recover } from "./recovery.js";
@@ -80,6 +82,8 @@ export class Runtime {
   private readonly idleMs: number;
   private readonly maxConflictRetries: number;
   private closed = false;
+  /** Started dispatchers of this process that take rows at commit, asked in registration order. */
+  private readonly handOvers = new Set<HandOver>();
   /** Counters for reports and metrics. */
   readonly stats = { commands: 0, duplicates: 0, conflicts: 0, recoveries: 0, passivations: 0 };
 
@@ -110,6 +114,12 @@ export class Runtime {
     const definition = this.definitions.get(type);
     if (!definition) throw new NotRegisteredError(`no actor type "${type}" is registered (address "${address}")`);
     return definition;
+  }
+
+  /** Called by a dispatcher's start (active) and stop (not active); see `HandOver`. */
+  handOver(dispatcher: HandOver, active: boolean): void {
+    if (active) this.handOvers.add(dispatcher);
+    else this.handOvers.delete(dispatcher);
   }
 
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
@@ -207,6 +217,7 @@ export class Runtime {
         outcome,
       });
 
+      const leasedTo = this.leaseRows(commit);
       await this.faults.hit("commit.before");
       let result: Awaited<ReturnType<Journal["commit"]>>;
       try {
@@ -229,6 +240,7 @@ export class Runtime {
       }
       activation.state = nextState;
       activation.version = result.version;
+      this.handRowsOver(commit, result, leasedTo);
       await this.faults.hit("commit.after");
       return { reply: decision.reply, version: result.version, duplicate: false, events: result.events };
     }
@@ -236,6 +248,42 @@ export class Runtime {
       `command ${command.type} for ${address} kept conflicting with other writers`,
       this.maxConflictRetries + 1,
     );
+  }
+
+  /**
+   * Due rows a local dispatcher will run go in already leased to it (durable timers, and rows no
+   * local dispatcher serves, wait for a claim). Returns who leased which row.
+   */
+  private leaseRows(commit: Commit): Map<string, HandOver> {
+    const leasedTo = new Map<string, HandOver>();
+    if (this.handOvers.size === 0) return leasedTo;
+    for (const row of commit.outbox ?? []) {
+      if (row.notBefore > commit.now) continue;
+      for (const handOver of this.handOvers) {
+        row.lease = handOver.lease(row, commit.now);
+        if (!row.lease) continue;
+        leasedTo.set(row.id, handOver);
+        break;
+      }
+    }
+    return leasedTo;
+  }
+
+  /**
+   * Give the rows this commit inserted leased to their dispatcher. A row whose id was already in
+   * the outbox was not inserted (nor leased by us): whoever holds it runs it.
+   */
+  private handRowsOver(commit: Commit, result: CommitResult, leasedTo: Map<string, HandOver>): void {
+    if (leasedTo.size === 0 || !result.inserted) return;
+    const seqs = new Map(result.inserted.map((row) => [row.id, row.seq]));
+    const taken = new Map<HandOver, OutboxRow[]>();
+    for (const row of commit.outbox ?? []) {
+      const seq = seqs.get(row.id);
+      const handOver = leasedTo.get(row.id);
+      if (seq === undefined || !handOver) continue;
+      taken.set(handOver, [...(taken.get(handOver) ?? []), newOutboxRow(row, commit.now, seq)]);
+    }
+    for (const [handOver, rows] of taken) handOver.take(rows);
   }
 
   /** The stored reply of a message this actor already handled, with the actor's current version. */
