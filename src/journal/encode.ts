@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../core/errors.js";
-import type { Commit, EventRecord } from "./types.js";
+import type { Commit, CommitResult, EventRecord, OutboxUpdate } from "./types.js";
 
 /**
  * A commit with every value already turned into JSON text. SQL back ends encode the whole commit
@@ -41,6 +41,37 @@ export interface EncodedCommit {
   }[];
   /** `doc` null deletes. */
   documents: { collection: string; id: string; doc: string | null }[];
+}
+
+/**
+ * A lease-held outbox update (or, with `owner` null, a forced one) queued with the commits, so
+ * that a dispatcher's writes join the same group-commit batches. `resultJson` is the update's
+ * result already encoded: a value JSON cannot hold fails this write alone, before the batch.
+ */
+export interface OutboxWrite {
+  outboxWrite: true;
+  id: string;
+  owner: string | null;
+  update: OutboxUpdate;
+  resultJson: string | undefined;
+  now: number;
+}
+
+/** What a SQL back end's group commit carries, and what each item is answered. */
+export type JournalWrite = EncodedCommit | OutboxWrite;
+export type WriteAnswer = CommitResult | { status: string | undefined };
+
+export const isOutboxWrite = (write: JournalWrite): write is OutboxWrite => "outboxWrite" in write;
+
+export function encodeOutboxWrite(id: string, owner: string | null, update: OutboxUpdate, now: number): OutboxWrite {
+  return {
+    outboxWrite: true,
+    id,
+    owner,
+    update,
+    resultJson: update.result === undefined ? undefined : json(update.result),
+    now,
+  };
 }
 
 export interface EncodedEvent {

@@ -4,9 +4,15 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../core/errors.js";
-import { appendedRecords, type EncodedCommit } from "../journal/encode.js";
+import {
+  appendedRecords,
+  type EncodedCommit,
+  isOutboxWrite,
+  type JournalWrite,
+  type OutboxWrite,
+  type WriteAnswer,
+} from "../journal/encode.js";
 import type { BatchOutcome } from "../journal/group-commit.js";
-import type { CommitResult } from "../journal/types.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -148,7 +154,31 @@ export function commitJson(c: EncodedCommit): string {
   ]);
 }
 
+/** A lease-held outbox update as the function reads it (`{"update": ...}`). */
+export function outboxWriteJson(w: OutboxWrite): string {
+  const u = w.update;
+  return obj([
+    [
+      "update",
+      obj([
+        ["id", str(w.id)],
+        ["owner", str(w.owner)],
+        ["force", w.owner === null ? "true" : "false"],
+        ["now", num(w.now)],
+        ["status", u.status === undefined ? undefined : str(u.status)],
+        ["attempts", u.attempts === undefined ? undefined : num(u.attempts)],
+        ["not_before", u.notBefore === undefined ? undefined : num(u.notBefore)],
+        ["last_error", u.lastError === undefined ? undefined : str(u.lastError)],
+        ["outcome", u.outcome === undefined ? undefined : str(u.outcome)],
+        ["result", w.resultJson],
+        ["release", (u.releaseLease ?? true) ? "true" : "false"],
+      ]),
+    ],
+  ]);
+}
+
 interface FunctionResult {
+  status?: string | null;
   version?: number;
   inserted?: [string, number | string][];
   conflict?: number;
@@ -165,14 +195,22 @@ interface FunctionResult {
 export async function commitBatch(
   q: Queryable,
   t: Tables,
-  commits: EncodedCommit[],
-): Promise<BatchOutcome<CommitResult>[]> {
-  const result = await q.query(`SELECT ${t.commitFunction}($1::text[], $2) AS r`, [commits.map(commitJson), t.channel]);
+  writes: JournalWrite[],
+): Promise<BatchOutcome<WriteAnswer>[]> {
+  const result = await q.query(`SELECT ${t.commitFunction}($1::text[], $2) AS r`, [
+    writes.map((w) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w))),
+    t.channel,
+  ]);
   const answers = result.rows[0].r as string[];
-  return commits.map((c, index) => outcomeOf(c, JSON.parse(answers[index] as string) as FunctionResult));
+  return writes.map((w, index) => outcomeOf(w, JSON.parse(answers[index] as string) as FunctionResult));
 }
 
-function outcomeOf(c: EncodedCommit, r: FunctionResult): BatchOutcome<CommitResult> {
+function outcomeOf(w: JournalWrite, r: FunctionResult): BatchOutcome<WriteAnswer> {
+  if (isOutboxWrite(w)) {
+    if (r.status === undefined) return { error: serverError(r.error ?? "outbox update failed", r.code) };
+    return { ok: { status: r.status ?? undefined } };
+  }
+  const c = w;
   if (r.version !== undefined) {
     const version = r.version;
     return {

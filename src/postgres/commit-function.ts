@@ -15,6 +15,10 @@ import type { Tables } from "./tables.js";
  * (stream, version) (we wait for it, then fail). Without an expected version that race is
  * answered `retry`, and the commit goes again in the next batch.
  *
+ * An item `{"update": ...}` is instead one lease-held outbox update (see outbox.ts), answered
+ * {"status": new status or null when the lease was not held}, so that a dispatcher's writes join
+ * the same batches as the commits.
+ *
  * Results, one JSON text per commit: {"version", "inserted": [[id, seq]...]} or {"conflict":
  * actual} or {"checkpoint": actual} or {"duplicate": true} or {"invalid": message} or {"retry":
  * message} or {"error": message, "code": sqlstate}. A NOTIFY is sent (delivered at COMMIT) only
@@ -41,12 +45,33 @@ DECLARE
   v_doc jsonb;
   v_constraint text;
   v_message text;
+  v_u jsonb;
+  v_status text;
 BEGIN
   FOREACH v_raw IN ARRAY p_commits LOOP
     v_stream := NULL;
     v_expected := NULL;
     BEGIN
       c := v_raw::jsonb;
+      IF c ? 'update' THEN
+      -- A lease-held outbox update (a dispatcher recording an attempt), batched like a commit.
+      v_u := c->'update';
+      UPDATE ${t.outbox} SET
+        status = coalesce(v_u->>'status', status),
+        attempts = coalesce((v_u->>'attempts')::integer, attempts),
+        not_before = coalesce((v_u->>'not_before')::bigint, not_before),
+        last_error = CASE WHEN v_u ? 'last_error' THEN v_u->>'last_error' ELSE last_error END,
+        outcome = CASE WHEN v_u ? 'outcome' THEN v_u->>'outcome' ELSE outcome END,
+        result = CASE WHEN v_u ? 'result' THEN v_u->'result' ELSE result END,
+        lease_owner = CASE WHEN (v_u->>'release')::boolean THEN NULL ELSE lease_owner END,
+        lease_until = CASE WHEN (v_u->>'release')::boolean THEN NULL ELSE lease_until END,
+        updated_at = (v_u->>'now')::bigint
+      WHERE id = v_u->>'id' AND (v_u->>'owner' IS NULL OR lease_owner = v_u->>'owner') AND status <> 'done'
+      RETURNING status INTO v_status;
+      v_notify := v_notify OR coalesce(v_status IN ('pending', 'resolving'), false)
+        OR (v_status IS NOT NULL AND (v_u->>'force')::boolean);
+      v_results := v_results || jsonb_build_object('status', v_status)::text;
+      ELSE
       v_stream := c->>'stream';
       v_expected := (c->>'expected')::integer;
       v_now := (c->>'now')::bigint;
@@ -144,6 +169,7 @@ BEGIN
       END LOOP;
       v_notify := v_notify OR v_unleased > 0;
       v_results := v_results || jsonb_build_object('version', v_current + v_events, 'inserted', v_inserted)::text;
+      END IF;
     EXCEPTION
       WHEN SQLSTATE 'OC001' THEN
         v_results := v_results || SQLERRM;

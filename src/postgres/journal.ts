@@ -1,5 +1,12 @@
 import pg from "pg";
-import { type EncodedCommit, encodeCommit } from "../journal/encode.js";
+import {
+  type EncodedCommit,
+  encodeCommit,
+  encodeOutboxWrite,
+  isOutboxWrite,
+  type JournalWrite,
+  type WriteAnswer,
+} from "../journal/encode.js";
 import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
 import type {
   ClaimOptions,
@@ -66,7 +73,7 @@ export class PostgresJournal implements Journal {
   private readonly listeners = new Set<() => void>();
   private readonly listener: OutboxListener;
   private closed = false;
-  private readonly group: GroupCommitter<EncodedCommit, CommitResult>;
+  private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
   lastPoolError: Error | undefined;
 
@@ -124,16 +131,26 @@ export class PostgresJournal implements Journal {
 
   async commit(commit: Commit): Promise<CommitResult> {
     // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
-    return this.group.submit(encodeCommit(commit));
+    return (await this.group.submit(encodeCommit(commit))) as CommitResult;
   }
 
   /** One statement for the whole batch, outside an explicit transaction: call and COMMIT are one round trip. */
-  private async writeBatch(batch: EncodedCommit[]) {
+  private async writeBatch(batch: JournalWrite[]) {
     const outcomes = await this.run((pool) => commitBatch(pool, this.tables, batch));
     // Local dispatchers wake for rows nobody was handed (the NOTIFY reaches other processes).
-    const leased = new Set(batch.flatMap((c) => c.outbox.filter((o) => o.leaseOwner !== null).map((o) => o.id)));
-    if (outcomes.some((o) => "ok" in o && o.ok.inserted?.some((row) => !leased.has(row.id)))) this.notifyLocal();
+    const commits = batch.filter((w): w is EncodedCommit => !isOutboxWrite(w));
+    const leased = new Set(commits.flatMap((c) => c.outbox.filter((o) => o.leaseOwner !== null).map((o) => o.id)));
+    const added = outcomes.some(
+      (o) => "ok" in o && "inserted" in o.ok && o.ok.inserted?.some((row) => !leased.has(row.id)),
+    );
+    if (added) this.notifyLocal();
     return outcomes;
+  }
+
+  /** A lease-held (or, without owner, forced) outbox update, written in the next group-commit batch. */
+  private async writeOutbox(id: string, owner: string | null, update: OutboxUpdate, now: number) {
+    const answer = await this.group.submit(encodeOutboxWrite(id, owner, update, now));
+    return (answer as { status: string | undefined }).status;
   }
 
   readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
@@ -157,15 +174,13 @@ export class PostgresJournal implements Journal {
   }
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run((q) => outbox.updateOutbox(q, this.tables, id, owner, update, now, false));
+    const status = await this.writeOutbox(id, owner, update, now);
     if (status === "pending" || status === "resolving") this.notifyLocal();
     return status !== undefined;
   }
 
   async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run((q) =>
-      outbox.updateOutbox(q, this.tables, id, null, { ...update, releaseLease: true }, now, true),
-    );
+    const status = await this.writeOutbox(id, null, { ...update, releaseLease: true }, now);
     if (status === undefined) return false;
     this.notifyLocal();
     return true;

@@ -1,5 +1,11 @@
 import Database from "better-sqlite3";
-import { type EncodedCommit, encodeCommit } from "../journal/encode.js";
+import {
+  encodeCommit,
+  encodeOutboxWrite,
+  isOutboxWrite,
+  type JournalWrite,
+  type WriteAnswer,
+} from "../journal/encode.js";
 import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
 import type {
   ClaimOptions,
@@ -57,7 +63,7 @@ export class SqliteJournal implements Journal {
   readonly backend = "sqlite";
   private readonly sql: Sql;
   private readonly listeners = new Set<() => void>();
-  private readonly group: GroupCommitter<EncodedCommit, CommitResult>;
+  private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
   private readonly claimTx: (options: ClaimOptions) => OutboxRow[];
   private closed = false;
 
@@ -90,13 +96,13 @@ export class SqliteJournal implements Journal {
 
   async commit(commit: Commit): Promise<CommitResult> {
     // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
-    return this.group.submit(encodeCommit(commit));
+    return (await this.group.submit(encodeCommit(commit))) as CommitResult;
   }
 
   /** One transaction for the batch, a savepoint per commit. Throws (failing all) when BEGIN or COMMIT fails. */
-  private writeBatch(batch: EncodedCommit[]): BatchOutcome<CommitResult>[] {
+  private writeBatch(batch: JournalWrite[]): BatchOutcome<WriteAnswer>[] {
     const db = this.sql.db;
-    const outcomes: BatchOutcome<CommitResult>[] = [];
+    const outcomes: BatchOutcome<WriteAnswer>[] = [];
     let added = 0;
     try {
       this.sql.stmt("BEGIN IMMEDIATE").run();
@@ -104,10 +110,16 @@ export class SqliteJournal implements Journal {
       throw mapSqliteError(error);
     }
     try {
-      for (const encoded of batch) {
+      for (const write of batch) {
         this.sql.stmt("SAVEPOINT oncely_commit").run();
         try {
-          const done = commitTransaction(this.sql, encoded);
+          if (isOutboxWrite(write)) {
+            const status = outbox.updateOutbox(this.sql, write.id, write.owner, write.update, write.now);
+            this.sql.stmt("RELEASE oncely_commit").run();
+            outcomes.push({ ok: { status } });
+            continue;
+          }
+          const done = commitTransaction(this.sql, write);
           this.sql.stmt("RELEASE oncely_commit").run();
           outcomes.push({ ok: done.result });
           added += done.added;
@@ -149,18 +161,22 @@ export class SqliteJournal implements Journal {
   }
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run(() => outbox.updateOutbox(this.sql, id, owner, update, now));
+    const status = await this.writeOutbox(id, owner, update, now);
     if (status === "pending" || status === "resolving") this.notify();
     return status !== undefined;
   }
 
   async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run(() =>
-      outbox.updateOutbox(this.sql, id, null, { ...update, releaseLease: true }, now),
-    );
+    const status = await this.writeOutbox(id, null, { ...update, releaseLease: true }, now);
     if (status === undefined) return false;
     this.notify();
     return true;
+  }
+
+  /** A lease-held (or, without owner, forced) outbox update, written in the next group-commit batch. */
+  private async writeOutbox(id: string, owner: string | null, update: OutboxUpdate, now: number) {
+    const answer = await this.group.submit(encodeOutboxWrite(id, owner, update, now));
+    return (answer as { status: string | undefined }).status;
   }
 
   getOutbox(id: string): Promise<OutboxRow | undefined> {
