@@ -13,7 +13,7 @@ import {
   type MessageRetryPolicy,
   type StepContext,
 } from "./context.js";
-import { effectStep } from "./effect-step.js";
+import { effectStep, firstAttemptRecorded, recordedAttemptStep } from "./effect-step.js";
 import { messageStep } from "./message-step.js";
 import { resolvePolicy } from "./policy.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
@@ -192,11 +192,17 @@ export class Dispatcher implements HandOver {
   }
 
   /** HandOver: take a due row at its commit when this started dispatcher serves its category and kind. */
-  lease(row: NewOutboxRow, now: number): { owner: string; until: number } | undefined {
+  lease(row: NewOutboxRow, now: number): NewOutboxRow["lease"] {
     if (!this.handingOver || this.stopping.signal.aborted) return undefined;
     if (row.category === "event" || !this.categories.includes(row.category)) return undefined;
     if (row.category === "effect" && !this.ctx.handlers.has(row.kind)) return undefined;
-    return { owner: this.freshToken(), until: now + this.leaseMs };
+    const lease = { owner: this.freshToken(), until: now + this.leaseMs };
+    // A provider that dedups by key makes a rerun after a crash harmless: the first attempt is
+    // then recorded in the intent's own commit, saving the write before the call.
+    if (row.category === "effect" && this.policy(row.kind).providerDedups) {
+      return { ...lease, ...firstAttemptRecorded(now) };
+    }
+    return lease;
   }
 
   /**
@@ -209,7 +215,7 @@ export class Dispatcher implements HandOver {
     this.stats.handedOver += rows.length;
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
-      const work = this.step(ctx, row).catch((error) =>
+      const work = (row.category === "effect" ? recordedAttemptStep(ctx, row) : this.step(ctx, row)).catch((error) =>
         this.logger.error(
           { owner: ctx.owner, row: row.id, err: error },
           "handed-over row failed; its lease will expire",

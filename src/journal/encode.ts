@@ -22,6 +22,9 @@ export interface EncodedCommit {
     /** Set when the row is inserted already leased (handed over to the committing process). */
     leaseOwner: string | null;
     leaseUntil: number | null;
+    /** The lease holder's first write, stored at insert (attempts 0 and result null otherwise). */
+    attempts: number;
+    result: string;
   }[];
   outboxDone: { id: string; outcome: string; result: string }[];
   inbox: { consumer: string; messageId: string; reply: string } | undefined;
@@ -125,6 +128,8 @@ export function encodeCommit(commit: Commit): EncodedCommit {
       notBefore: row.notBefore,
       leaseOwner: row.lease?.owner ?? null,
       leaseUntil: row.lease?.until ?? null,
+      attempts: row.lease?.attempts ?? 0,
+      result: json(row.lease?.result ?? null),
     })),
     outboxDone: (commit.outboxDone ?? []).map((done) => ({
       id: done.id,

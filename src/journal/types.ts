@@ -71,8 +71,10 @@ export interface NewOutboxRow {
   /**
    * Insert the row already leased (hand-over at commit): the committing process runs it itself,
    * with no claim. `owner` is a fresh fencing token for this row; others take it after `until`.
+   * `attempts` and `result`, when given, are stored as the lease holder's first write would
+   * leave them (a dispatcher recording its first attempt in the intent's own commit).
    */
-  lease?: { owner: string; until: number } | undefined;
+  lease?: { owner: string; until: number; attempts?: number; result?: unknown } | undefined;
 }
 
 export interface OutboxRow extends NewOutboxRow {

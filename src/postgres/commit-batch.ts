@@ -90,6 +90,8 @@ export function commitJson(c: EncodedCommit): string {
           ["not_before", num(o.notBefore)],
           ["lease_owner", str(o.leaseOwner)],
           ["lease_until", num(o.leaseUntil)],
+          ["attempts", num(o.attempts)],
+          ["result", o.result],
         ]),
       ),
     ],

@@ -132,8 +132,9 @@ BEGIN
       WITH ins AS (
         INSERT INTO ${t.outbox} AS ob (id, category, kind, stream, payload, status, attempts, not_before, lease_owner,
           lease_until, result, created_at, updated_at)
-        SELECT x.v->>'id', x.v->>'category', x.v->>'kind', x.v->>'stream', x.v->'payload', 'pending', 0,
-          (x.v->>'not_before')::bigint, x.v->>'lease_owner', (x.v->>'lease_until')::bigint, 'null'::jsonb, v_now, v_now
+        SELECT x.v->>'id', x.v->>'category', x.v->>'kind', x.v->>'stream', x.v->'payload', 'pending',
+          (x.v->>'attempts')::integer, (x.v->>'not_before')::bigint, x.v->>'lease_owner', (x.v->>'lease_until')::bigint,
+          x.v->'result', v_now, v_now
         FROM jsonb_array_elements(c->'outbox') WITH ORDINALITY AS x(v, ord)
         ORDER BY x.ord
         ON CONFLICT (id) DO NOTHING

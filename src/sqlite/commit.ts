@@ -79,7 +79,7 @@ export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitR
   const insertOutbox = sql.stmt(
     `INSERT INTO outbox (id, seq, category, kind, stream, payload, status, attempts, not_before, lease_owner, lease_until,
        result, created_at, updated_at)
-     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', 0, ?, ?, ?, 'null', ?, ?)
+     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO NOTHING RETURNING seq`,
   );
   for (const row of c.outbox) {
@@ -89,9 +89,11 @@ export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitR
       row.kind,
       row.stream,
       row.payload,
+      row.attempts,
       row.notBefore,
       row.leaseOwner,
       row.leaseUntil,
+      row.result,
       c.now,
       c.now,
     ) as { seq: number } | undefined;
