@@ -45,7 +45,7 @@ export interface PostgresJournalOptions {
   pool?: pg.Pool;
   /** Size of the pool created when `pool` is not given (default 10). */
   max?: number;
-  /** Group commit: batch size and batches in flight (default 256 and 2). */
+  /** Group commit: batch size and batches in flight (default 256 and 1: commits apply in submit order). */
   groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight">;
 }
 /** Reads retry this often on a dead pooled connection (several may have died at once). */
@@ -93,7 +93,7 @@ export class PostgresJournal implements Journal {
     );
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
       maxBatch: options.groupCommit?.maxBatch ?? 256,
-      maxInFlight: options.groupCommit?.maxInFlight ?? 2,
+      maxInFlight: options.groupCommit?.maxInFlight ?? 1,
     });
   }
 
