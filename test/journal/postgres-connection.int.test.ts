@@ -60,10 +60,10 @@ describe.skipIf(!service.available)(
       const journals = [open(), open(), open(), open()];
       await Promise.all(journals.map((j) => j.migrate()));
       const applied = await admin.query(`SELECT version FROM "${schema}".oncely_schema_migrations`);
-      expect(applied.rows).toEqual([{ version: 1 }]);
+      expect(applied.rows).toEqual([{ version: 1 }, { version: 2 }]);
       await Promise.all(journals.map((j) => j.migrate()));
       expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".oncely_schema_migrations`)).rows[0].n).toBe(
-        1,
+        2,
       );
     });
 
