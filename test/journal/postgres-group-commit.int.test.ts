@@ -4,20 +4,13 @@ import { DuplicateMessageError, StorageUnavailableError } from "../../src/core/e
 import type { Commit } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * Group commit on PostgreSQL where only a real server can show it: many commits in one call of
  * the batch function, and the connection lost while a batch is in flight.
  */
 const service = await probePostgres();
-
-const waitFor = async (check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> => {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 describe.skipIf(!service.available)(
   `postgres group commit${service.available ? "" : ` (skipped: ${service.reason})`}`,
@@ -76,14 +69,18 @@ describe.skipIf(!service.available)(
         const admin = new pg.Client({ connectionString: PG_URL });
         await admin.connect();
         try {
-          await waitFor(async () => {
-            const r = await admin.query(
-              `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          await waitFor(
+            async () => {
+              const r = await admin.query(
+                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%oncely_commit%'`,
-              [name],
-            );
-            return (r.rowCount ?? 0) > 0;
-          }, "batch 2 to wait on the second key");
+                [name],
+              );
+              return (r.rowCount ?? 0) > 0;
+            },
+            "batch 2 to wait on the second key",
+            10_000,
+          );
         } finally {
           await admin.end();
         }
