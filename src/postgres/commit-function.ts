@@ -13,7 +13,10 @@ import type { Tables } from "./tables.js";
  * Appends are guarded twice, as before: the stream's current version is read and compared with
  * the expected one, and a writer committing concurrently is caught by the primary key on
  * (stream, version) (we wait for it, then fail). Without an expected version that race is
- * answered `retry`, and the commit goes again in the next batch.
+ * answered `retry`, and the commit goes again in the next batch. A commit with an expected
+ * version and no events is checked against the version its statement reads: a writer appending
+ * concurrently is ordered after it, which is serializable because such a commit writes nothing
+ * the appender's decision read (only outbox/inbox/checkpoint rows; the same inbox key conflicts).
  *
  * An item `{"update": ...}` is instead one lease-held outbox update (see outbox.ts), answered
  * {"status": new status or null when the lease was not held}, so that a dispatcher's writes join
