@@ -49,7 +49,9 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
  */
 export async function recordedAttemptStep(ctx: StepContext, row: OutboxRow): Promise<void> {
   const handler = ctx.handlers.get(row.kind);
-  if (!handler || row.attempts !== 1) return effectStep(ctx, row);
+  // A lease already over (the process stalled) may have been taken: go through the lease-checked path.
+  const leaseHeld = row.leaseUntil !== null && ctx.clock.now() < row.leaseUntil;
+  if (!handler || row.attempts !== 1 || !leaseHeld) return effectStep(ctx, row);
   return runStep(ctx, { ...row, attempts: 0 }, effectRowState(row), ctx.policyFor(row.kind), handler, true);
 }
 

@@ -41,6 +41,44 @@ for (const factory of factories) {
       expect(await journal.getOutbox(paymentKey(order))).toMatchObject({ status: "done", outcome: "completed" });
     });
 
+    it("never calls the handler for a handed-over row whose lease ran out before it started", async () => {
+      const journal = await factory.create();
+      const provider = new FakePaymentProvider(true);
+      // Started (so it takes hand-overs), with a poll that never comes within the test.
+      const world = new World(journal, [paymentActor], [paymentHandler(provider)], { pollIntervalMs: 1e9 });
+      const { dispatcher } = world.node;
+      dispatcher.start();
+      const order = `s${++orders}`;
+      // The row as the runtime would insert it for this dispatcher, first attempt recorded.
+      const row = {
+        id: paymentKey(order),
+        category: "effect" as const,
+        kind: "payment",
+        stream: `order/${order}`,
+        payload: { input: { orderId: order, amount: 500 } },
+        notBefore: world.clock.now(),
+      };
+      const lease = dispatcher.lease(row, world.clock.now());
+      expect(lease).toMatchObject({ attempts: 1 });
+      const { inserted } = await journal.commit({ outbox: [{ ...row, lease }], now: world.clock.now() });
+      const stored = await journal.getOutbox(row.id);
+      // The process stalls past the lease; another dispatcher claims the row.
+      world.clock.advance(dispatcher.leaseMs + 1);
+      const claimed = await journal.claimOutbox({
+        owner: "other#1",
+        now: world.clock.now(),
+        leaseMs: 60_000,
+        limit: 9,
+      });
+      expect(claimed.map((r) => r.id)).toEqual([row.id]);
+      // The stalled hand-over finally runs: its lease is over, so it must not call the provider.
+      expect(inserted).toHaveLength(1);
+      dispatcher.take([stored as NonNullable<typeof stored>]);
+      await dispatcher.stop();
+      expect(provider.calls).toEqual([]);
+      expect(dispatcher.stats.leaseLost).toBe(1);
+    });
+
     for (const dedups of [true, false]) {
       it(`lets another dispatcher take over a handed-over effect whose process died before the handler, after the lease, once (provider dedups: ${dedups})`, async () => {
         const journal = await factory.create();
