@@ -94,6 +94,7 @@ export class PostgresJournal implements Journal {
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
       maxBatch: options.groupCommit?.maxBatch ?? 256,
       maxInFlight: options.groupCommit?.maxInFlight ?? 1,
+      start: "next-turn",
     });
   }
 

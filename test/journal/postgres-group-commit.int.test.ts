@@ -11,6 +11,8 @@ import { waitFor } from "../support/wait.js";
  * the batch function, and the connection lost while a batch is in flight.
  */
 const service = await probePostgres();
+/** Commits submitted in one turn of the event loop leave together in the next. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe.skipIf(!service.available)(
   `postgres group commit${service.available ? "" : ` (skipped: ${service.reason})`}`,
@@ -61,6 +63,7 @@ describe.skipIf(!service.available)(
         // Batch 1 waits on the first key; meanwhile the orders queue up behind it as batch 2,
         // whose last commit waits on the second key, so batch 2 is in flight when its backend dies.
         const first = journal.commit(blocker("first"));
+        await nextTurn(); // batch 1 leaves with the blocker alone
         const orders = [1, 2, 3, 4, 5].map((n) => journal.commit(order(n)));
         const second = journal.commit(blocker("second"));
         const settled = Promise.allSettled([...orders, second]);
@@ -119,6 +122,7 @@ describe.skipIf(!service.available)(
       try {
         const release = await holdInboxKey("lock", "third");
         const first = journal.commit(blocker("third"));
+        await nextTurn();
         const many = Array.from({ length: 40 }, (_, i) => journal.commit(order(100 + i)));
         const dup = journal.commit({
           ...order(200),
