@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { shopKeysVariable } from "./integration/keys.js";
 
 /**
  * The shop's configuration, from environment variables only (twelve-factor). Every value is
@@ -40,6 +41,8 @@ export const shopEnvSchema = z.strictObject({
     .string()
     .regex(/^(nats|tls):\/\/.+/, "must be a nats:// URL such as nats://127.0.0.1:4222")
     .optional(),
+  /** Signing keys of the contexts' integration events, JSON (see integration/keys.ts); unset: development keys. */
+  SHOP_SIGNING_KEYS: shopKeysVariable.optional(),
   /** In-process transport only: probability that an integration event is delivered twice. */
   INTEGRATION_DUPLICATE_RATE: z.coerce.number<string>().min(0).max(1).optional(),
   /** In-process transport only: each delivery waits 0..N ms (which also reorders). */
@@ -73,13 +76,16 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
     throw new ShopConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? "environment");
-        const shown = raw[name] === undefined ? "" : ` (got "${redact(raw[name])}")`;
+        const shown = raw[name] === undefined || SECRETS.has(name) ? "" : ` (got "${redact(raw[name])}")`;
         return `${name}: ${issue.message}${shown}`;
       }),
     );
   }
   return parsed.data;
 }
+
+/** Variables whose value is never echoed, even in part. */
+const SECRETS = new Set(["SHOP_SIGNING_KEYS"]);
 
 /** Never echo a password back into an error message. */
 const redact = (value: string) => value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");

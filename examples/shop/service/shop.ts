@@ -24,6 +24,7 @@ import {
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
+import type { ShopKeys } from "../integration/keys.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
@@ -63,6 +64,8 @@ export interface ShopOptions {
   integrationFaults?: InProcessFaultKnobs;
   /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
   gapTimeoutMs?: number;
+  /** Each context's signing keys (default: the development keys, see integration/keys.ts). */
+  signingKeys?: ShopKeys;
 }
 
 export interface Shop {
@@ -100,6 +103,7 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
       reorderWindow: env.INTEGRATION_REORDER_WINDOW,
     },
     gapTimeoutMs: env.GAP_TIMEOUT_MS,
+    signingKeys: env.SHOP_SIGNING_KEYS,
   };
 }
 
@@ -215,6 +219,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       // As the effect leases: a killed worker's claimed events are relayed again within seconds.
       relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
+      keys: options.signingKeys,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
     const retention = new InboxRetention({ journal, clock, logger });
