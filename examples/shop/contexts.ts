@@ -27,6 +27,7 @@ import { NatsTransport } from "../../src/nats/transport.js";
 import { FULFILLMENT_CONSUMES, fulfillment } from "./fulfillment/process.js";
 import { SHOP_STREAM, SHOP_SUBJECT_PREFIX, SHOP_SUBJECTS } from "./integration/events.js";
 import { devShopKeys, type ShopKeys, shopSigner, shopVerifier } from "./integration/keys.js";
+import { type NatsPasswords, transportPerUser } from "./integration/nats-users.js";
 import { orderActor } from "./ordering/actor.js";
 import { ORDERING_CONSUMES, orderingRoute } from "./ordering/integration.js";
 import { PAYMENT_CONSUMES, paymentActor, paymentRoute } from "./payment/actor.js";
@@ -300,6 +301,10 @@ export interface ShopTransportOptions {
   kind: ShopTransportKind;
   /** NATS server(s), default nats://127.0.0.1:4222. */
   natsUrl?: string;
+  /** NATS only: each context connects as its own user (see integration/nats-users.ts). Unset: one anonymous connection. */
+  natsPasswords?: NatsPasswords;
+  /** NATS only: stream name (default `SHOP`). */
+  stream?: string;
   /** In-process only: duplicated, delayed and reordered delivery. */
   faults?: InProcessFaultKnobs;
   clock?: Clock;
@@ -317,12 +322,21 @@ export async function createShopTransport(options: ShopTransportOptions): Promis
       faults: options.faults ?? {},
     });
   }
-  const connection = await connectNats(options.natsUrl ?? "nats://127.0.0.1:4222", { name: "oncely-shop" });
+  const passwords = options.natsPasswords;
+  if (passwords) return transportPerUser((user) => openNats(options, { user, pass: passwords[user] }));
+  return openNats(options, {});
+}
+
+async function openNats(options: ShopTransportOptions, as: { user?: string; pass?: string }): Promise<Transport> {
+  const connection = await connectNats(options.natsUrl ?? "nats://127.0.0.1:4222", {
+    name: `oncely-shop${as.user ? `-${as.user}` : ""}`,
+    ...as,
+  });
   try {
     return await NatsTransport.create({
       connection,
       ownsConnection: true,
-      stream: SHOP_STREAM,
+      stream: options.stream ?? SHOP_STREAM,
       subjects: SHOP_SUBJECTS,
       ...(options.logger ? { logger: options.logger } : {}),
     });

@@ -32,14 +32,17 @@ export type SigningContext = (typeof SIGNING_CONTEXTS)[number];
 export type ShopKeys = Record<SigningContext, Keyring>;
 
 const DEV_PHRASE = "oncely shop development signing key; never use in production";
-export const DEV_KEY_ID = "dev-1";
+/** Per context, so a key id alone already says whose key it is. */
+export const devKeyId = (context: SigningContext): string => `${context}-dev-1`;
 
 let devKeys: ShopKeys | undefined;
 
 /** The development keys: HMAC(phrase, context), so every process derives the same ones (derived once). */
 export function devShopKeys(): ShopKeys {
   const ring = (context: SigningContext) =>
-    keyring(DEV_KEY_ID, [{ id: DEV_KEY_ID, secret: createHmac("sha256", DEV_PHRASE).update(context).digest() }]);
+    keyring(devKeyId(context), [
+      { id: devKeyId(context), secret: createHmac("sha256", DEV_PHRASE).update(context).digest() },
+    ]);
   devKeys ??= Object.fromEntries(SIGNING_CONTEXTS.map((c) => [c, ring(c)])) as ShopKeys;
   return devKeys;
 }
