@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { shopKeysVariable } from "./integration/keys.js";
+import { natsPasswordsVariable } from "./integration/nats-users.js";
 
 /**
  * The shop's configuration, from environment variables only (twelve-factor). Every value is
@@ -43,6 +44,8 @@ export const shopEnvSchema = z.strictObject({
     .optional(),
   /** Signing keys of the contexts' integration events, JSON (see integration/keys.ts); unset: development keys. */
   SHOP_SIGNING_KEYS: shopKeysVariable.optional(),
+  /** NATS: `{"ordering":"…","payment":"…",…}`, each context connects as its own user (integration/nats-users.ts). */
+  NATS_PASSWORDS: natsPasswordsVariable.optional(),
   /** In-process transport only: probability that an integration event is delivered twice. */
   INTEGRATION_DUPLICATE_RATE: z.coerce.number<string>().min(0).max(1).optional(),
   /** In-process transport only: each delivery waits 0..N ms (which also reorders). */
@@ -85,7 +88,7 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
 }
 
 /** Variables whose value is never echoed, even in part. */
-const SECRETS = new Set(["SHOP_SIGNING_KEYS"]);
+const SECRETS = new Set(["SHOP_SIGNING_KEYS", "NATS_PASSWORDS"]);
 
 /** Never echo a password back into an error message. */
 const redact = (value: string) => value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Transport } from "../../../src/messaging/transport.js";
 import { RoutedTransport } from "../../../src/messaging/transports/routed.js";
@@ -21,6 +22,29 @@ import { SIGNING_CONTEXTS } from "./keys.js";
 export const NATS_USERS = [...SIGNING_CONTEXTS, "views"] as const;
 export type NatsUser = (typeof NATS_USERS)[number];
 export type NatsPasswords = Record<NatsUser, string>;
+
+/** `NATS_PASSWORDS`: a JSON object with a password for every user. */
+export const natsPasswordsVariable = z.string().transform((text, ctx): NatsPasswords => {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    ctx.addIssue({
+      code: "custom",
+      message: `must be a JSON object with a password for each of ${NATS_USERS.join(", ")}`,
+    });
+    return z.NEVER;
+  }
+  const parsed = z
+    .strictObject(Object.fromEntries(NATS_USERS.map((u) => [u, z.string().min(1)])) as Record<NatsUser, z.ZodString>)
+    .safeParse(json);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues)
+      ctx.addIssue({ code: "custom", message: `${issue.path.join(".") || "(root)"}: ${issue.message}` });
+    return z.NEVER;
+  }
+  return parsed.data as NatsPasswords;
+});
 
 /** The user each durable consumer of `createShopContexts` connects as. */
 export const CONSUMER_USER: Readonly<Record<string, NatsUser>> = {

@@ -25,6 +25,7 @@ import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
 import type { ShopKeys } from "../integration/keys.js";
+import type { NatsPasswords } from "../integration/nats-users.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
@@ -66,6 +67,8 @@ export interface ShopOptions {
   gapTimeoutMs?: number;
   /** Each context's signing keys (default: the development keys, see integration/keys.ts). */
   signingKeys?: ShopKeys;
+  /** NATS: each context connects as its own user with these passwords (default: one anonymous connection). */
+  natsPasswords?: NatsPasswords;
 }
 
 export interface Shop {
@@ -104,6 +107,7 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
     },
     gapTimeoutMs: env.GAP_TIMEOUT_MS,
     signingKeys: env.SHOP_SIGNING_KEYS,
+    natsPasswords: env.NATS_PASSWORDS,
   };
 }
 
@@ -201,6 +205,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
       natsUrl: options.natsUrl,
+      natsPasswords: options.natsPasswords,
       faults: options.integrationFaults,
       clock,
       logger,
