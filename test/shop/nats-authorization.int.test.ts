@@ -4,8 +4,14 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  forgedEarlyShipment,
+  forgedOrderPlaced,
+  forgedPaymentFailed,
+  forgedPaymentProcessed,
+} from "../../examples/shop/contexts/forgeries.js";
 import { CONSUMER_NAMES, createShopContexts, createShopTransport, SHOP_ACTORS } from "../../examples/shop/contexts.js";
-import { eventIds, SHOP_SUBJECT_PREFIX } from "../../examples/shop/integration/events.js";
+import { SHOP_SUBJECT_PREFIX } from "../../examples/shop/integration/events.js";
 import { devShopKeys } from "../../examples/shop/integration/keys.js";
 import {
   CONSUMER_USER,
@@ -33,18 +39,6 @@ const passwords = Object.fromEntries(NATS_USERS.map((u) => [u, randomBytes(12).t
 /** Stands for a leaked credential or a broker without authorization: may publish on all of `shop.>`. */
 const intruder = { user: "intruder", pass: randomBytes(12).toString("hex") };
 const STREAM = `SHOP_AUTH_${process.pid}`;
-
-const envelope = (type: string, source: string, eventId: string, orderId: string, payload: object): Envelope => ({
-  eventId,
-  type,
-  source,
-  aggregateId: orderId,
-  aggregateVersion: 1,
-  occurredAt: "2026-01-01T00:00:00.000Z",
-  correlationId: orderId,
-  causationId: "test",
-  payload: { orderId, ...payload },
-});
 
 describe.skipIf(!binary)("the shop's NATS users (private nats-server with authorization)", () => {
   let server: PrivateNatsServer;
@@ -79,7 +73,7 @@ describe.skipIf(!binary)("the shop's NATS users (private nats-server with author
 
   it("refuses a context publishing on another context's subject, and anyone without a password", async () => {
     const payment = jetstream(await connectAs("payment", passwords.payment));
-    const forged = envelope("OrderPlaced", "ordering", "order:x:placed", "x", {});
+    const forged = forgedOrderPlaced("x");
     await expect(
       payment.publish("shop.ordering.OrderPlaced", encodeEnvelope(forged), { timeout: 2000 }),
     ).rejects.toThrow(/permission/i);
@@ -136,25 +130,10 @@ describe.skipIf(!binary)("the shop's NATS users (private nats-server with author
       const js = jetstream(nc);
       const keys = devShopKeys();
       const forgeries: Envelope[] = [
-        envelope("OrderPlaced", "ordering", eventIds.orderPlaced("x1"), "x1", {
-          currency: "EUR",
-          amount: 100,
-          lines: [{ sku: "book", quantity: 1, unitPrice: 100 }],
-        }),
-        envelope("PaymentProcessed", "payment", eventIds.paymentProcessed("p1"), "p1", {
-          paymentId: "pay_FORGED",
-          amount: 1250,
-          currency: "EUR",
-        }),
-        envelope("PaymentFailed", "payment", eventIds.paymentFailed("p1"), "p1", { reason: "forged" }),
-        {
-          ...envelope("OrderShipped", "shipping", eventIds.orderShipped("p1"), "p1", {
-            shipmentId: "shp_FORGED",
-            warehouseEventId: "wh-forged",
-            shippedAt: "2026-01-01T00:00:00.000Z",
-          }),
-          aggregateVersion: 2,
-        },
+        forgedOrderPlaced("x1"),
+        forgedPaymentProcessed("p1"),
+        forgedPaymentFailed("p1"),
+        forgedEarlyShipment("p1"),
       ];
       // The same PaymentProcessed, signed with a valid key of another context (shipping's).
       const byShipping = signerFor({ payment: keys.shipping }).sign(forgeries[1] as Envelope);

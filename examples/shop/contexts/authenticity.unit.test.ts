@@ -6,6 +6,7 @@ import { eventIds, SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys } from "../integration/keys.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
+import { forgedEarlyShipment, forgedOrderPlaced, forgedPaymentFailed, forgedPaymentProcessed } from "./forgeries.js";
 import {
   allConsumers,
   type OrderScript,
@@ -31,18 +32,6 @@ const script = (orderId: string, payment: OrderScript["payment"]): OrderScript =
   },
   payment,
   shipBeforePicklistOutcome: false,
-});
-
-const forged = (type: string, source: string, eventId: string, orderId: string, payload: object): Envelope => ({
-  eventId,
-  type,
-  source,
-  aggregateId: orderId,
-  aggregateVersion: 1,
-  occurredAt: "2026-01-01T00:00:00.000Z",
-  correlationId: orderId,
-  causationId: "attacker",
-  payload: { orderId, ...payload },
 });
 
 const keys = devShopKeys();
@@ -85,12 +74,8 @@ describe("forged integration events on the shop's transport", () => {
     expect(await status(w, "c1")).toBe("completed");
     const before = await snapshot(w);
 
-    const processed = forged("PaymentProcessed", "payment", eventIds.paymentProcessed("d1"), "d1", {
-      paymentId: "pay_FORGED",
-      amount: 1250,
-      currency: "EUR",
-    });
-    const failed = forged("PaymentFailed", "payment", eventIds.paymentFailed("c1"), "c1", { reason: "forged" });
+    const processed = forgedPaymentProcessed("d1");
+    const failed = forgedPaymentFailed("c1");
     // The real PaymentProcessed of c1 as the relay signed it, replayed with another paymentId.
     const realProcessed = signerFor(keys).sign(
       real.find((e) => e.eventId === eventIds.paymentProcessed("c1")) as Envelope,
@@ -115,19 +100,8 @@ describe("forged integration events on the shop's transport", () => {
 
   it("a forged OrderPlaced charges nobody, and a forged early OrderShipped does not displace the real one", async () => {
     const w = await world();
-    const placed = forged("OrderPlaced", "ordering", eventIds.orderPlaced("x1"), "x1", {
-      currency: "EUR",
-      amount: 99_00,
-      lines: [{ sku: "book", quantity: 1, unitPrice: 99_00 }],
-    });
-    const shipped = {
-      ...forged("OrderShipped", "shipping", eventIds.orderShipped("s1"), "s1", {
-        shipmentId: "shp_FORGED",
-        warehouseEventId: "wh-forged",
-        shippedAt: "2026-01-01T00:00:00.000Z",
-      }),
-      aggregateVersion: 2,
-    };
+    const placed = forgedOrderPlaced("x1");
+    const shipped = forgedEarlyShipment("s1");
     await publish(w, [placed, signedBy("payment", placed), shipped]);
     expect(await w.journal.listStreams("payment/")).toEqual([]);
     expect(await w.journal.listOutbox({})).toEqual([]);

@@ -10,6 +10,7 @@ import {
   verifierFor,
 } from "../../../src/messaging/signing.js";
 import { SHOP_SUBJECT_PREFIX } from "./events.js";
+import { jsonVariable } from "./json-variable.js";
 
 /**
  * The signing keys of the shop's contexts: each producing context signs its integration events
@@ -57,23 +58,13 @@ const keysSchema = z.strictObject(
 );
 
 /** `SHOP_SIGNING_KEYS` as parsed by the shop's config schema: JSON, every context present, valid keyrings. */
-export const shopKeysVariable = z.string().transform((text, ctx): ShopKeys => {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be a JSON object of keyrings per context (see keys.ts)" });
-    return z.NEVER;
-  }
-  const parsed = keysSchema.safeParse(json);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues)
-      ctx.addIssue({ code: "custom", message: `${issue.path.join(".") || "(root)"}: ${issue.message}` });
-    return z.NEVER;
-  }
+export const shopKeysVariable = jsonVariable(
+  keysSchema,
+  "a JSON object of keyrings per context (see integration/keys.ts)",
+).transform((data, ctx): ShopKeys => {
   const rings: Partial<ShopKeys> = {};
   for (const context of SIGNING_CONTEXTS) {
-    const { current, keys } = parsed.data[context];
+    const { current, keys } = data[context];
     try {
       rings[context] = keyring(
         current,

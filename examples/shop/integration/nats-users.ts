@@ -3,6 +3,7 @@ import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Transport } from "../../../src/messaging/transport.js";
 import { RoutedTransport } from "../../../src/messaging/transports/routed.js";
 import { SHOP_SUBJECT_PREFIX } from "./events.js";
+import { jsonVariable } from "./json-variable.js";
 import { SIGNING_CONTEXTS } from "./keys.js";
 
 /**
@@ -24,27 +25,10 @@ export type NatsUser = (typeof NATS_USERS)[number];
 export type NatsPasswords = Record<NatsUser, string>;
 
 /** `NATS_PASSWORDS`: a JSON object with a password for every user. */
-export const natsPasswordsVariable = z.string().transform((text, ctx): NatsPasswords => {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    ctx.addIssue({
-      code: "custom",
-      message: `must be a JSON object with a password for each of ${NATS_USERS.join(", ")}`,
-    });
-    return z.NEVER;
-  }
-  const parsed = z
-    .strictObject(Object.fromEntries(NATS_USERS.map((u) => [u, z.string().min(1)])) as Record<NatsUser, z.ZodString>)
-    .safeParse(json);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues)
-      ctx.addIssue({ code: "custom", message: `${issue.path.join(".") || "(root)"}: ${issue.message}` });
-    return z.NEVER;
-  }
-  return parsed.data as NatsPasswords;
-});
+export const natsPasswordsVariable = jsonVariable(
+  z.strictObject(Object.fromEntries(NATS_USERS.map((u) => [u, z.string().min(1)])) as Record<NatsUser, z.ZodString>),
+  `a JSON object with a password for each of ${NATS_USERS.join(", ")}`,
+);
 
 /** The user each durable consumer of `createShopContexts` connects as. */
 export const CONSUMER_USER: Readonly<Record<string, NatsUser>> = {
