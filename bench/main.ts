@@ -2,6 +2,7 @@ import { cpus } from "node:os";
 import { benchEffects } from "./effects.js";
 import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
+import { benchWorkflow } from "./workflow.js";
 
 /**
  * `npm run bench`: runs each section in turn and prints its figures. Pass section names to run
@@ -11,6 +12,7 @@ const sections: { name: string; run: (print: (line: string) => void) => Promise<
   { name: "journal", run: benchJournal },
   { name: "effects", run: benchEffects },
   { name: "integration events", run: benchEvents },
+  { name: "workflow", run: benchWorkflow },
 ];
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
