@@ -28,10 +28,8 @@ export interface WorkflowFigures {
   /** Per order, ms from start to the last effect's outcome recorded. */
   latencies: number[];
   exactlyOnce: ExactlyOnceCheck;
-  /** Client-side count of SQL statements sent (undefined where there is no SQL). */
-  roundTrips?: number;
-  /** Client-side count of committed writing transactions (see `countSql`). */
-  commits?: number;
+  /** SQL statements and commits counted on the client over the timed orders (absent where there is no SQL). */
+  sql?: SqlCount;
 }
 
 export interface ExactlyOnceCheck {
@@ -75,14 +73,13 @@ export class CallLedger {
 }
 
 /** Unique order ids for one run, so repeated runs on one database never share a key. */
-export const orderIds = (tag: string, orders: number): string[] =>
-  Array.from({ length: orders }, (_, i) => `${tag}-${i + 1}`);
+const orderIds = (tag: string, orders: number): string[] => Array.from({ length: orders }, (_, i) => `${tag}-${i + 1}`);
 
 /**
  * Runs `startOrder` for every id with at most `inflight` orders at a time; each call resolves
  * when that order's last outcome is recorded. Returns wall time and per-order latencies.
  */
-export async function driveOrders(
+async function driveOrders(
   ids: readonly string[],
   inflight: number,
   startOrder: (orderId: string) => Promise<void>,
@@ -103,6 +100,30 @@ export async function driveOrders(
   return { seconds: (performance.now() - started) / 1000, latencies };
 }
 
+/**
+ * One system's measured run: first a warm-up of `inflight` orders (connections, caches, a
+ * server's partitions becoming ready), then `orders` orders timed, with SQL statements counted
+ * over the timed part when `sqlClient` (the `pg` module's Client class the system uses) is given.
+ * Returns every order id started (warm-up included) for the exactly-once check.
+ */
+export async function runWorkload(
+  options: WorkflowOptions,
+  startOrder: (orderId: string) => Promise<void>,
+  sqlClient?: PgClientClass,
+): Promise<{ ids: string[]; seconds: number; latencies: number[]; sql?: SqlCount }> {
+  const tag = `${Date.now().toString(36)}${process.pid}`;
+  const warmup = orderIds(`${tag}w`, Math.min(options.inflight, options.orders));
+  await driveOrders(warmup, options.inflight, startOrder);
+  const ids = orderIds(tag, options.orders);
+  const counter = sqlClient === undefined ? undefined : countSql(sqlClient);
+  try {
+    const measured = await driveOrders(ids, options.inflight, startOrder);
+    return { ids: [...warmup, ...ids], ...measured, ...(counter === undefined ? {} : { sql: counter.read() }) };
+  } finally {
+    counter?.stop();
+  }
+}
+
 export const percentile = (values: readonly number[], p: number): number => {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -113,10 +134,10 @@ export const ordersPerSecond = (f: WorkflowFigures): number => f.orders / f.seco
 
 export function describeFigures(f: WorkflowFigures): string {
   const sql =
-    f.roundTrips === undefined
+    f.sql === undefined
       ? ""
-      : `  SQL round trips/workflow ${(f.roundTrips / f.orders).toFixed(1)}, commits/workflow ${(
-          (f.commits ?? 0) / f.orders
+      : `  SQL round trips/workflow ${(f.sql.roundTrips / f.orders).toFixed(1)}, commits/workflow ${(
+          f.sql.commits / f.orders
         ).toFixed(1)}`;
   return (
     `${f.system.padEnd(22)} ${ordersPerSecond(f).toFixed(0).padStart(6)} orders/s  (${f.orders} in ${f.seconds.toFixed(2)} s, ` +
@@ -129,7 +150,7 @@ export function describeFigures(f: WorkflowFigures): string {
 // SQL statements counted on the client
 
 /** The shape of the `pg` module's Client class that the counter patches. */
-interface PgClientClass {
+export interface PgClientClass {
   prototype: { query: (...args: unknown[]) => unknown };
 }
 

@@ -10,14 +10,13 @@ import { succeeded } from "../src/effects/types.js";
 import type { Journal } from "../src/journal/types.js";
 import {
   CallLedger,
-  countSql,
-  DEFAULT_WORKFLOW_OPTIONS,
   describeFigures,
-  driveOrders,
   ORDER_STEPS,
-  orderIds,
   orderKey,
+  type PgClientClass,
+  parseWorkflowArgs,
   runAsChild,
+  runWorkload,
   type WorkflowFigures,
   type WorkflowOptions,
 } from "./workflow-figures.js";
@@ -62,7 +61,12 @@ const orderActor = defineActor<{ done: number; placed: boolean }, OrderCommand, 
 
 const LAST_STEP = ORDER_STEPS[ORDER_STEPS.length - 1] as string;
 
-async function runOnJournal(journal: Journal, system: string, options: WorkflowOptions): Promise<WorkflowFigures> {
+async function runOnJournal(
+  journal: Journal,
+  system: string,
+  options: WorkflowOptions,
+  sqlClient?: PgClientClass,
+): Promise<WorkflowFigures> {
   const runtime = new Runtime({ journal, actors: [orderActor] });
   const ledger = new CallLedger();
   const finished = new Map<string, () => void>();
@@ -94,22 +98,18 @@ async function runOnJournal(journal: Journal, system: string, options: WorkflowO
     })),
   });
   dispatcher.start();
-  const ids = orderIds(`${Date.now().toString(36)}${process.pid}`, options.orders);
   try {
-    const { seconds, latencies } = await driveOrders(ids, options.inflight, async (id) => {
-      const done = new Promise<void>((resolve) => finished.set(id, resolve));
-      await runtime.send(`order/${id}`, { type: "Place" });
-      await done;
-      finished.delete(id);
-    });
-    return {
-      system,
-      orders: options.orders,
-      inflight: options.inflight,
-      seconds,
-      latencies,
-      exactlyOnce: ledger.check(ids),
-    };
+    const { ids, ...measured } = await runWorkload(
+      options,
+      async (id) => {
+        const done = new Promise<void>((resolve) => finished.set(id, resolve));
+        await runtime.send(`order/${id}`, { type: "Place" });
+        await done;
+        finished.delete(id);
+      },
+      sqlClient,
+    );
+    return { system, orders: options.orders, inflight: options.inflight, ...measured, exactlyOnce: ledger.check(ids) };
   } finally {
     await dispatcher.stop();
     runtime.close();
@@ -141,14 +141,7 @@ export async function runOncelyPostgres(options: WorkflowOptions): Promise<Workf
     const journal = postgresJournal({ connectionString: PG_URL, schema });
     try {
       await journal.migrate();
-      // Counted from here on: the workflow's statements, not the migration's.
-      const sql = countSql(pg.Client);
-      try {
-        const figures = await runOnJournal(journal, "oncely PostgreSQL", options);
-        return { ...figures, ...sql.read() };
-      } finally {
-        sql.stop();
-      }
+      return await runOnJournal(journal, "oncely PostgreSQL", options, pg.Client);
     } finally {
       await journal.close();
     }
@@ -160,7 +153,7 @@ export async function runOncelyPostgres(options: WorkflowOptions): Promise<Workf
 
 /** `npm run bench -- workflow`: the order workflow on both oncely journals, in this process. */
 export async function benchWorkflow(print: (line: string) => void): Promise<void> {
-  const options = DEFAULT_WORKFLOW_OPTIONS;
+  const options = parseWorkflowArgs(process.argv.slice(2));
   print(
     `order workflow: 4 sequential effects per order, ${options.orders} orders, ${options.inflight} in flight; ` +
       "latency = start → last outcome committed; SQL counted on the client (pg Client.query)",
