@@ -85,8 +85,15 @@ async function runSystem(system: System, options: WorkflowOptions): Promise<Work
       }
     }
   };
+  // Detached, the group gets no terminal signal: a run interrupted here takes its child group along.
   const onParentExit = () => killGroup("SIGKILL");
+  const onParentSignal = () => {
+    killGroup("SIGKILL");
+    process.exit(130);
+  };
   process.once("exit", onParentExit);
+  process.once("SIGINT", onParentSignal);
+  process.once("SIGTERM", onParentSignal);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -96,6 +103,8 @@ async function runSystem(system: System, options: WorkflowOptions): Promise<Work
   const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
   clearTimeout(timer);
   process.off("exit", onParentExit);
+  process.off("SIGINT", onParentSignal);
+  process.off("SIGTERM", onParentSignal);
   // Whatever the child left in its group (a server it failed to stop) goes with it.
   killGroup("SIGKILL");
   const figures = parseResultLine(stdout);
