@@ -237,6 +237,12 @@ for (const backend of backends) {
           400,
           "JSON",
         );
+        const poisoned = '{"__proto__":{"admin":true},"eventId":"e","type":"OrderShipped"}';
+        await expectRejected(
+          await call("POST", "/webhooks/warehouse", poisoned, signedHeaders(SECRET, poisoned)),
+          400,
+          "JSON",
+        );
       });
     });
 

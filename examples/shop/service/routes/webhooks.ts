@@ -49,6 +49,7 @@ export function webhookRoutes(
   signing: { secret: string; toleranceMs?: number | undefined },
 ): void {
   // The signature covers the bytes the warehouse sent: keep them, and parse only once they are verified.
+  const parseJson = app.getDefaultJsonParser("error", "error");
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.post("/webhooks/warehouse", async (request) => {
     const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -60,12 +61,10 @@ export function webhookRoutes(
       toleranceMs: signing.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS,
     });
     if (!check.ok) throw new UnauthorizedError(`webhook refused: ${check.reason}`);
-    let body: unknown;
-    try {
-      body = JSON.parse(rawBody.toString("utf8"));
-    } catch (error) {
-      throw new InvalidInputError("invalid webhook", [`body: not JSON: ${(error as Error).message}`]);
-    }
+    // Fastify's own JSON parser, as on every other route (it refuses __proto__ and constructor keys).
+    const body = await new Promise<unknown>((resolve, reject) => {
+      void parseJson(request, rawBody.toString("utf8"), (error, value) => (error ? reject(error) : resolve(value)));
+    });
     assertStorableText(body, "", "invalid webhook");
     const parsed = warehouseWebhookSchema.safeParse(body);
     if (!parsed.success) {
