@@ -127,6 +127,10 @@ for (const backend of backends) {
           await expectRejected(await callShop(stuck.url, "GET", path, undefined, { authorization: TOKEN }), 401);
           expect((await admin("GET", path)).status).toBe(200);
         }
+        // Paths that are no admin route answer 401 too: an anonymous caller cannot map the admin API.
+        await expectRejected(await callShop(stuck.url, "GET", "/admin/users"), 401);
+        await expectRejected(await callShop(stuck.url, "DELETE", "/admin/reconciliation"), 401);
+        expect((await admin("GET", "/admin/users")).status).toBe(404);
         // No cookie auth: the token in a cookie opens nothing.
         await expectRejected(
           await callShop(stuck.url, "GET", "/admin/stats", undefined, { cookie: `token=${TOKEN}` }),

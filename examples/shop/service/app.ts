@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { requireAdminToken } from "./admin-auth.js";
 import type { ShopContext } from "./context.js";
-import { installErrorHandler } from "./errors.js";
+import { installErrorHandler, NotFoundError } from "./errors.js";
 import { adminRoutes } from "./routes/admin.js";
 import { orderRoutes } from "./routes/orders.js";
 import { webhookRoutes } from "./routes/webhooks.js";
@@ -42,6 +42,10 @@ export function buildApp(ctx: ShopContext, options: AppOptions): FastifyInstance
     // Scoped to the admin routes: every route registered here, GET included, needs the token.
     scope.addHook("onRequest", requireAdminToken(options.adminToken));
     adminRoutes(scope, ctx);
+    // Any other /admin path: 401 without the token too, so an anonymous caller cannot map the admin API.
+    scope.all("/admin/*", async (request) => {
+      throw new NotFoundError(`no route ${request.method} ${request.url}`);
+    });
   });
   return app;
 }
