@@ -27,6 +27,7 @@ import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
+import { MIN_WEBHOOK_SECRET_LENGTH } from "../providers/shared/webhook-signature.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
 import { resolveAdminToken } from "./admin-auth.js";
 import { buildApp } from "./app.js";
@@ -126,7 +127,10 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
   };
 }
 
-/** A warehouse elsewhere must have been given the same secret: without one, every webhook would be refused. */
+/**
+ * A warehouse elsewhere must have been given the same secret (without one, every webhook would be
+ * refused), and a short one could be guessed.
+ */
 export class WebhookSecretRequiredError extends Error {
   constructor() {
     super(
@@ -177,6 +181,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
   // Both checked before anything starts: a shop that cannot authenticate its callers never listens.
   const admin = resolveAdminToken(options.adminToken, listenHost, randomBytes);
   if (options.warehouseUrl && options.webhookSecret === undefined) throw new WebhookSecretRequiredError();
+  if (options.webhookSecret !== undefined && options.webhookSecret.length < MIN_WEBHOOK_SECRET_LENGTH) {
+    throw new WebhookSecretRequiredError();
+  }
   const webhookSecret = options.webhookSecret ?? randomBytes(32).toString("base64url");
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
