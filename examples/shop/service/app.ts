@@ -7,7 +7,7 @@ import { webhookRoutes } from "./routes/webhooks.js";
 
 export interface AppOptions {
   /** Largest accepted request body in bytes (default 64 KiB); larger ones get 413 before parsing. */
-  bodyLimit?: number;
+  bodyLimit?: number | undefined;
 }
 
 /** The shop's HTTP API over a context; listening is the caller's business (tests use `inject`). */

@@ -95,11 +95,11 @@ export interface WarehouseProviderOptions {
   host?: string;
   seed?: number;
   faults?: Partial<WarehouseFaults>;
-  ledgerPath?: string;
+  ledgerPath?: string | undefined;
   /** Base URL of the shop that receives the webhook. May be set later with `setShopUrl`. */
-  shopUrl?: string;
+  shopUrl?: string | undefined;
   /** Time from picklist to shipment. Default 50. */
-  shipDelayMs?: number;
+  shipDelayMs?: number | undefined;
   webhook?: Partial<WebhookRetry>;
   clock?: Clock;
   ids?: IdGenerator;
