@@ -49,6 +49,7 @@ export {
 } from "./core/errors.js";
 export { FAULT_POINTS, type FaultPoint, type Faults, faultsFromEnv, noFaults } from "./core/faults.js";
 export { type Logger, silentLogger } from "./core/logger.js";
+export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
