@@ -7,6 +7,8 @@
  * from `oncely/testing`. This entry point imports none of them.
  */
 
+// Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
+export { openJournal } from "./cli/open-journal.js";
 // Actors and the runtime
 export { type ActorDefinition, type AnyActor, defineActor, type SnapshotPolicy } from "./core/actor.js";
 export { type Address, formatAddress, parseAddress } from "./core/address.js";
@@ -47,7 +49,15 @@ export {
   toError,
   VersionConflictError,
 } from "./core/errors.js";
-export { FAULT_POINTS, type FaultPoint, type Faults, faultsFromEnv, noFaults } from "./core/faults.js";
+export {
+  ArmableFaults,
+  FAULT_POINTS,
+  type FaultAction,
+  type FaultPoint,
+  type Faults,
+  faultsFromEnv,
+  noFaults,
+} from "./core/faults.js";
 export { type Logger, silentLogger } from "./core/logger.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
