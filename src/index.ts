@@ -4,7 +4,8 @@
  * order, without ever rolling state back.
  *
  * Back ends come from subpaths (`oncely/sqlite`, `oncely/postgres`, `oncely/nats`), test tools
- * from `oncely/testing`. This entry point imports none of them.
+ * from `oncely/testing`. This entry point imports none of them statically, so it needs no driver;
+ * `openJournal(url)` imports the one back end its URL names when called.
  */
 
 // Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
