@@ -31,37 +31,37 @@ export interface DemoOptions {
   seed: number;
   faults: FaultLevel;
   /** A postgres:// URL; the demo works in schema `pgSchema` (dropped and recreated first). Unset: SQLite. */
-  db?: string;
+  db?: string | undefined;
   /** Default `oncely_demo`. */
-  pgSchema?: string;
+  pgSchema?: string | undefined;
   /** SQLite file (deleted with its -wal/-shm first). Default data/demo.db. */
-  sqlitePath?: string;
+  sqlitePath?: string | undefined;
   /** The payment provider charges again on every request; the shop may only look charges up. */
-  paymentNoIdempotency?: boolean;
+  paymentNoIdempotency?: boolean | undefined;
   /** Transport of integration events between the contexts (default in-process, with injected misdelivery). */
-  transport?: "in-process" | "nats";
+  transport?: "in-process" | "nats" | undefined;
   /** Default nats://127.0.0.1:4222. The demo deletes and recreates the stream `SHOP` first. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /**
    * Worker processes sharing the journal (default 1). With more than one, the client spreads its
    * requests over them and kills pick a worker at random: the chaos run.
    */
-  workers?: number;
+  workers?: number | undefined;
   /**
    * With PostgreSQL: terminate every connection of the shop's workers (pg_terminate_backend) about
    * this often (seeded jitter). Unset: never.
    */
-  pgConnectionRestartMs?: number;
+  pgConnectionRestartMs?: number | undefined;
   /** Most worker kills in the run (default: the fault level's). */
-  kills?: number;
+  kills?: number | undefined;
   /** Stop placing new orders after this long (ms); the orders placed by then are driven to the end and audited. */
-  durationMs?: number;
+  durationMs?: number | undefined;
   /** Orders in flight at once (default 8). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
-  arrivalMs?: number;
+  arrivalMs?: number | undefined;
   /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   onProgress?(progress: DemoProgress): void;
 }
 

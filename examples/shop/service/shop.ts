@@ -36,50 +36,50 @@ import type { OrderLimits } from "./validation.js";
 
 export interface ShopOptions {
   /** Default 3000; 0 picks a free port. */
-  port?: number;
+  port?: number | undefined;
   /** Default 127.0.0.1 (loopback). */
-  host?: string;
+  host?: string | undefined;
   /** See `openJournal`: unset → SQLite `{dataDir}/oncely.db`, `postgres://…`, `sqlite:PATH`, `memory:`. */
-  databaseUrl?: string;
+  databaseUrl?: string | undefined;
   /** Default ./data. */
-  dataDir?: string;
+  dataDir?: string | undefined;
   /** Provider URLs; each one unset starts that fake provider in this process. */
-  paymentUrl?: string;
-  emailUrl?: string;
-  warehouseUrl?: string;
+  paymentUrl?: string | undefined;
+  emailUrl?: string | undefined;
+  warehouseUrl?: string | undefined;
   /** The base URL the warehouse calls back; default the URL this shop listens on. */
-  shopUrl?: string;
+  shopUrl?: string | undefined;
   /** false when the payment provider charges again on every request (default true). */
-  paymentDedups?: boolean;
+  paymentDedups?: boolean | undefined;
   /** Per provider call (default 5000); lease, backoffs and lookup pacing follow from it. */
-  effectTimeoutMs?: number;
-  dispatcherOwner?: string;
-  faults?: Faults;
-  logger?: Logger;
-  clock?: Clock;
-  ids?: IdGenerator;
-  bodyLimit?: number;
+  effectTimeoutMs?: number | undefined;
+  dispatcherOwner?: string | undefined;
+  faults?: Faults | undefined;
+  logger?: Logger | undefined;
+  clock?: Clock | undefined;
+  ids?: IdGenerator | undefined;
+  bodyLimit?: number | undefined;
   /** Transport of integration events: `in-process` (default) or `nats` (JetStream stream `SHOP`). */
-  transport?: ShopTransportKind;
+  transport?: ShopTransportKind | undefined;
   /** NATS server URL (default nats://127.0.0.1:4222); with `transport: "nats"`. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /** In-process transport only: duplicated, delayed and reordered delivery of integration events. */
-  integrationFaults?: InProcessFaultKnobs;
+  integrationFaults?: InProcessFaultKnobs | undefined;
   /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
-  gapTimeoutMs?: number;
+  gapTimeoutMs?: number | undefined;
   /** Bearer token of `/admin/*`. Unset: generated (see `Shop.adminToken`), allowed only on a loopback host. */
-  adminToken?: string;
+  adminToken?: string | undefined;
   /**
    * Secret shared with the warehouse, which signs its webhook calls with it. Required with
    * `warehouseUrl`; unset with the in-process warehouse: generated and handed to both.
    */
-  webhookSecret?: string;
+  webhookSecret?: string | undefined;
   /** How far a webhook's signed timestamp may lie from the clock (default 5 minutes). */
-  webhookToleranceMs?: number;
+  webhookToleranceMs?: number | undefined;
   /** Bounds of an order at the API (largest total in minor units, most lines). */
-  orderLimits?: OrderLimits;
+  orderLimits?: OrderLimits | undefined;
   /** Source of generated tokens and secrets (default node:crypto's). */
-  randomBytes?: (size: number) => Buffer;
+  randomBytes?: ((size: number) => Buffer) | undefined;
 }
 
 export interface Shop {
