@@ -85,7 +85,7 @@ export interface ShopContextsOptions {
    */
   relayLeaseMs?: number;
   /** A gap in a producer stream open longer than this is alerted (timeline consumer). Default 30 s. */
-  gapTimeoutMs?: number;
+  gapTimeoutMs?: number | undefined;
   /** How often gaps are checked. Default a quarter of the timeout. */
   gapCheckMs?: number;
   /** Deliveries before a failing message is dead-lettered. Default 5. */
@@ -101,7 +101,7 @@ export interface ShopContextsOptions {
    * Each context's signing keys: the relay signs with them and every consumer verifies against
    * them (what does not verify is dead-lettered, never handled). Default: the development keys.
    */
-  keys?: ShopKeys;
+  keys?: ShopKeys | undefined;
 }
 
 export interface IntegrationStats {
@@ -300,13 +300,13 @@ export type ShopTransportKind = "in-process" | "nats";
 export interface ShopTransportOptions {
   kind: ShopTransportKind;
   /** NATS server(s), default nats://127.0.0.1:4222. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /** NATS only: each context connects as its own user (see integration/nats-users.ts). Unset: one anonymous connection. */
-  natsPasswords?: NatsPasswords;
+  natsPasswords?: NatsPasswords | undefined;
   /** NATS only: stream name (default `SHOP`). */
-  stream?: string;
+  stream?: string | undefined;
   /** In-process only: duplicated, delayed and reordered delivery. */
-  faults?: InProcessFaultKnobs;
+  faults?: InProcessFaultKnobs | undefined;
   clock?: Clock;
   random?: Random;
   logger?: Logger;

@@ -61,7 +61,7 @@ export interface ConsumerOptions {
    * source, on a subject of that source) before anything else happens; one that does not is
    * dead-lettered with the reason and settled with `term`, never handled.
    */
-  verifier?: Verifier;
+  verifier?: Verifier | undefined;
 }
 
 /** The producer stream a sequenced message belongs to: one checkpoint each. */

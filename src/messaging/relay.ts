@@ -20,7 +20,7 @@ export interface RelayOptions {
    * source the signer has no key for is not published: it is retried with backoff and its
    * `lastError` names the source, until the configuration is fixed.
    */
-  signer?: Signer;
+  signer?: Signer | undefined;
   /** Lease owner id; unique per relay process (default `relay`). Each claim adds a token of its own. */
   owner?: string;
   /** For the per-claim lease token (seeded in simulation). */

@@ -93,7 +93,7 @@ export interface VerifierOptions {
    * Subject prefix of `<prefix>.<source>.<type>`: a message whose subject names another source
    * than its envelope is refused. Unset: the subject is not checked.
    */
-  subjectPrefix?: string;
+  subjectPrefix?: string | undefined;
 }
 
 export interface Verifier {
