@@ -16,6 +16,7 @@ import {
   viewDisagreements,
 } from "./audit.js";
 import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
+import { measureThroughput, type Throughput } from "./throughput.js";
 import { freePort, WorkerSupervisor } from "./worker-process.js";
 
 /**
@@ -57,7 +58,7 @@ export interface DemoOptions {
   durationMs?: number;
   /** Orders in flight at once (default 8). */
   concurrency?: number;
-  /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
+  /** Order i is sent no earlier than i × arrivalMs after the first (default: the fault level's, 40 ms or 0 without faults). */
   arrivalMs?: number;
   /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
   timeoutMs?: number;
@@ -106,6 +107,10 @@ export interface DemoResult {
   /** Where the workers' stderr (warnings) went. */
   workerLog: string;
   timedOut: boolean;
+  /** Orders/s end to end and per-order latency; undefined when no order ended. */
+  throughput: Throughput | undefined;
+  /** How the client sent orders: one every `arrivalMs` at most, `inFlight` requests at once. */
+  arrival: { arrivalMs: number; inFlight: number };
 }
 
 const EFFECT_TIMEOUT_MS = 1000;
@@ -295,17 +300,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const requests = Array.from({ length: total }, (_, i) =>
       orderRequest(i, options.seed, orderRandom, profile.replayRate),
     );
-    const placed: { key: string; orderId: string }[] = [];
+    const placed: { key: string; orderId: string; placedAt: number }[] = [];
     const replayMismatches: string[] = [];
     // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
-    const arrivalMs = options.arrivalMs ?? 40;
+    const arrivalMs = options.arrivalMs ?? profile.arrivalMs;
+    const inFlight = options.concurrency ?? 8;
     const placingFrom = Date.now();
     const placingUntil = options.durationMs === undefined ? Number.POSITIVE_INFINITY : placingFrom + options.durationMs;
-    await forEachLimit(requests, options.concurrency ?? 8, async (request) => {
+    await forEachLimit(requests, inFlight, async (request) => {
       await sleep(placingFrom + request.index * arrivalMs - Date.now());
       if (Date.now() >= placingUntil) return;
+      const placedAt = Date.now();
       const first = await api.placeOrder(request.key, request.body);
-      placed.push({ key: request.key, orderId: first.orderId });
+      placed.push({ key: request.key, orderId: first.orderId, placedAt });
       progress.placed++;
       if (request.replay) {
         const again = await api.placeOrder(request.key, request.body);
@@ -422,6 +429,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       durationMs: Date.now() - started,
       workerLog,
       timedOut,
+      throughput: measureThroughput(placed, views),
+      arrival: { arrivalMs, inFlight },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
