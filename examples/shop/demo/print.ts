@@ -96,14 +96,15 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
 /** Orders/s end to end: wall-clock figures of one run on this machine, so only as steady as the machine. */
 function throughputLines(result: DemoResult): string[] {
   const t = result.throughput;
-  const { arrivalMs, inFlight } = result.arrival;
+  const { arrivalMs, inFlight, maxOpen } = result.arrival;
   const pace = arrivalMs > 0 ? `one order every ${arrivalMs} ms at most` : "as fast as the shop accepts them";
+  const open = Number.isFinite(maxOpen) ? `, at most ${maxOpen} orders unfinished` : "";
   if (!t) return ["Throughput (end to end)", "  no order ended: nothing to measure"];
   return [
     "Throughput (end to end)",
     `  ${t.orders} orders ended in ${t.seconds.toFixed(1)} s: ${t.ordersPerSecond.toFixed(1)} orders/s (first order placed → last order terminal)`,
     `  per order, placed → terminal: p50 ${Math.round(t.p50Ms)} ms, p99 ${Math.round(t.p99Ms)} ms`,
-    `  client: ${pace}, ${inFlight} requests in flight${arrivalMs > 0 ? " (the pace, not the shop, may bound orders/s)" : " (per-order times include waiting behind earlier orders)"}`,
+    `  client: ${pace}, ${inFlight} requests in flight${open}${arrivalMs > 0 ? " (the pace, not the shop, may bound orders/s)" : ""}`,
   ];
 }
 

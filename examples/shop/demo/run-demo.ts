@@ -109,8 +109,8 @@ export interface DemoResult {
   timedOut: boolean;
   /** Orders/s end to end and per-order latency; undefined when no order ended. */
   throughput: Throughput | undefined;
-  /** How the client sent orders: one every `arrivalMs` at most, `inFlight` requests at once. */
-  arrival: { arrivalMs: number; inFlight: number };
+  /** How the client sent orders: one every `arrivalMs` at most, `inFlight` requests at once, `maxOpen` orders unfinished. */
+  arrival: { arrivalMs: number; inFlight: number; maxOpen: number };
 }
 
 const EFFECT_TIMEOUT_MS = 1000;
@@ -241,7 +241,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     let stopPolling = false;
     const poller = (async () => {
       while (!stopPolling) {
+        const askedAt = Date.now();
         const stats = await api.stats().catch(() => undefined);
+        // /admin/stats reads every order: with thousands of them it costs the worker real time, so the
+        // poll backs off to leave the worker at least two thirds of the time for the orders themselves.
+        const statsMs = Date.now() - askedAt;
         if (stats) {
           perWorker.set(stats.pid, { duplicates: stats.runtime.duplicates, retried: stats.dispatcher?.retried ?? 0 });
           if (stats.integration) {
@@ -255,7 +259,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         }
         progress.kills = killed();
         report();
-        await sleep(300);
+        await sleep(Math.max(300, 2 * statsMs));
       }
     })();
 
@@ -303,12 +307,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const placed: { key: string; orderId: string; placedAt: number }[] = [];
     const replayMismatches: string[] = [];
     // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
+    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
     const arrivalMs = options.arrivalMs ?? profile.arrivalMs;
     const inFlight = options.concurrency ?? 8;
+    const maxOpen = profile.maxOpenOrders;
+    let opened = 0;
     const placingFrom = Date.now();
     const placingUntil = options.durationMs === undefined ? Number.POSITIVE_INFINITY : placingFrom + options.durationMs;
     await forEachLimit(requests, inFlight, async (request) => {
       await sleep(placingFrom + request.index * arrivalMs - Date.now());
+      // Checked and counted with no await in between, so concurrent senders never overshoot.
+      while (opened - progress.terminal >= maxOpen && Date.now() < deadline) await sleep(20);
+      opened++;
       if (Date.now() >= placingUntil) return;
       const placedAt = Date.now();
       const first = await api.placeOrder(request.key, request.body);
@@ -327,7 +337,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // Wait for every order to end, acting as operator in the meantime (the poller does that).
     progress.phase = "settling";
     progress.total = placed.length;
-    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
     while (progress.terminal < placed.length && Date.now() < deadline && !failure()) await sleep(200);
     const timedOut = progress.terminal < placed.length;
     doneKilling = true;
@@ -430,7 +439,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       workerLog,
       timedOut,
       throughput: measureThroughput(placed, views),
-      arrival: { arrivalMs, inFlight },
+      arrival: { arrivalMs, inFlight, maxOpen },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
@@ -588,7 +597,8 @@ class ShopClient {
   }
 
   async stats(): Promise<StatsAnswer> {
-    const response = await fetch(`${this.url}/admin/stats`, { signal: AbortSignal.timeout(3000) });
+    // A long timeout: an abandoned request goes on computing in the worker, and the next would pile on it.
+    const response = await fetch(`${this.url}/admin/stats`, { signal: AbortSignal.timeout(60_000) });
     if (!response.ok) throw new Error(`GET /admin/stats answered ${response.status}`);
     return (await response.json()) as StatsAnswer;
   }
