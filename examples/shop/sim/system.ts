@@ -46,7 +46,7 @@ export interface ShopSimOptions {
 }
 
 /** `npm run sim`'s default budget, which the mutation check holds to catching every planted bug. */
-export const SHOP_SIM_DEFAULTS = { seeds: 50, steps: 250 } as const;
+export const SHOP_SIM_DEFAULTS = { seeds: 50, steps: 250 };
 
 const policy = { timeoutMs: 2_000, leaseMs: 10_000, rerunAfterNotFoundMs: 120_000, lookupAttempts: 4 };
 

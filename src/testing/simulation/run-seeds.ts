@@ -65,17 +65,19 @@ export async function runSeeds(
       report.cut = `wall-clock budget of ${options.totalTimeMs} ms spent after ${report.seeds} of ${options.count} seeds`;
       break;
     }
+    const ownBudget = options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS;
     const result = await simulate(system, {
       ...options,
       seed,
       shrink: options.shrink !== false && report.failures.length === 0,
-      ...(Number.isFinite(left)
-        ? {
-            timeBudgetMs: Math.min(options.timeBudgetMs ?? DEFAULT_TIME_BUDGET_MS, left),
-            shrinkTimeMs: Math.min(options.shrinkTimeMs ?? DEFAULT_SHRINK_TIME_MS, left),
-          }
-        : {}),
+      timeBudgetMs: Math.min(ownBudget, left),
+      shrinkTimeMs: Math.min(options.shrinkTimeMs ?? DEFAULT_SHRINK_TIME_MS, left),
     });
+    if (result.stalled !== undefined && left < ownBudget) {
+      // Cut by what was left of the total, not by its own budget: that says nothing about the seed.
+      report.cut = `wall-clock budget of ${options.totalTimeMs} ms spent during seed ${seed}, after ${report.seeds} of ${options.count} seeds`;
+      break;
+    }
     report.seeds++;
     report.steps += result.steps.length;
     report.checks += result.checks;
