@@ -42,6 +42,7 @@ const program = new Command()
     "wall-clock budget per seed before it counts as a stall",
     integer("--time-budget-ms", 1),
   )
+  .option("--shrink-time-ms <n>", "wall-clock time the shrinker may spend on a failure", integer("--shrink-time-ms", 0))
   .option("--stop-at-first-failure", "stop at the first failing seed")
   .option("--json", "print the report as JSON")
   .showHelpAfterError();
@@ -59,6 +60,7 @@ const options = program.parse().opts<{
   alwaysSnapshot?: boolean;
   snapshotEvery?: number;
   timeBudgetMs?: number;
+  shrinkTimeMs?: number;
   stopAtFirstFailure?: boolean;
   json?: boolean;
 }>();
@@ -76,6 +78,7 @@ const run = {
   alwaysRecover: options.alwaysRecover,
   snapshotEvery: options.alwaysSnapshot ? 1 : options.snapshotEvery,
   timeBudgetMs: options.timeBudgetMs,
+  shrinkTimeMs: options.shrinkTimeMs,
 };
 let report: SeedsReport;
 if (options.seed !== undefined) {

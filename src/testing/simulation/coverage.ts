@@ -1,4 +1,4 @@
-import type { ClaimOptions, Commit, Journal } from "../../journal/types.js";
+import type { ClaimOptions, Commit, Journal, OutboxUpdate } from "../../journal/types.js";
 
 /**
  * What a run exercised, besides its faults. A run that never recovered from a snapshot, never had
@@ -36,10 +36,29 @@ export function unexercised(counts: Record<string, number>): CoverageKind[] {
 
 /**
  * A journal view that counts snapshot recoveries, lease takeovers and parked releases as the
- * process under simulation goes through them (the invariants' own reads go around it).
+ * process under simulation goes through them (the invariants' own reads go around it), and
+ * reports an outbox update that landed without the lease.
  */
-export function observeCoverage(journal: Journal, count: (name: string) => void): Journal {
+export function observeCoverage(
+  journal: Journal,
+  count: (name: string) => void,
+  violation: (invariant: string, message: string) => void,
+): Journal {
   const observed: Partial<Journal> = {
+    // Lease fencing, checked from outside: a worker whose lease was taken over (or expired and
+    // was claimed again) must not land a write on the row. With a provider that dedups, nothing
+    // else would show it, yet the same worker would then call a provider that does not.
+    async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number) {
+      const holder = (await journal.getOutbox(id))?.leaseOwner;
+      const landed = await journal.updateOutbox(id, owner, update, now);
+      if (landed && holder !== owner) {
+        violation(
+          "lease-fencing",
+          `${owner} updated outbox row ${id} while the lease was ${holder === null ? "free" : `held by ${holder}`}`,
+        );
+      }
+      return landed;
+    },
     async latestSnapshot(stream: string) {
       const snapshot = await journal.latestSnapshot(stream);
       if (snapshot) count("coverage:snapshot-recovery");

@@ -160,7 +160,11 @@ export class SimWorld {
   private start(): void {
     const generation = { alive: true } as Generation;
     const journal = fenced(
-      observeCoverage(this.journal, (name) => this.count(name)),
+      observeCoverage(
+        this.journal,
+        (name) => this.count(name),
+        (invariant, message) => this.violations.push({ invariant, message }),
+      ),
       generation,
       this.budget,
     );

@@ -11,8 +11,9 @@ const options = new Command()
   .description("check that the shop simulator's default budget catches every planted bug")
   .option("--only <names>", "comma-separated mutant names")
   .option("--parallel <n>", "mutants checked at once", (v) => Number(v), 2)
+  .option("--sim <args>", 'more arguments for the simulator, e.g. "--all-dedup"')
   .parse()
-  .opts<{ only?: string; parallel: number }>();
+  .opts<{ only?: string; parallel: number; sim?: string }>();
 
 const all = await listMutants();
 const only = options.only?.split(",").map((s) => s.trim());
@@ -25,6 +26,7 @@ const mutants = only ? all.filter((m) => only.includes(m.name)) : all;
 const started = performance.now();
 const results = await checkMutants(mutants, {
   parallel: options.parallel,
+  simArgs: options.sim?.split(/\s+/).filter(Boolean),
   onResult: (r) => process.stdout.write(`${formatResult(r)}\n`),
 });
 const caught = results.filter((r) => r.verdict === "caught").length;

@@ -21,6 +21,14 @@ describe("the shop simulator catches every planted bug", () => {
     expect(results.filter((r) => r.verdict !== "caught").map(formatResult)).toEqual([]);
   });
 
+  it("lease fencing switched off is caught even when every provider dedups by key", { timeout: 120_000 }, async () => {
+    const mutant = (await listMutants()).find((m) => m.name === "lease-fencing-off");
+    expect(mutant).toBeDefined();
+    const result = await checkMutant(mutant as NonNullable<typeof mutant>, ["--all-dedup"]);
+    expect(result.verdict, formatResult(result)).toBe("caught");
+    expect(result.invariants).toContain("lease-fencing");
+  });
+
   it("a patch that no longer applies fails the check, saying so", async () => {
     const patch = join(await scratch, "gone.patch");
     await writeFile(

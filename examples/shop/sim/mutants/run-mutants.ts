@@ -11,6 +11,8 @@ const run = promisify(execFile);
 export const REPO = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
 export const MUTANTS_DIR = fileURLToPath(new URL(".", import.meta.url));
 
+const SHRINK_TIME_MS = 2_000;
+
 export interface Mutant {
   name: string;
   /** The patch's first line: the planted bug in words. */
@@ -79,7 +81,17 @@ export async function checkMutant(mutant: Mutant, simArgs: string[] = []): Promi
     try {
       ({ stdout } = await run(
         process.execPath,
-        ["--import", "tsx", "examples/shop/sim/main.ts", "--json", "--stop-at-first-failure", ...simArgs],
+        [
+          "--import",
+          "tsx",
+          "examples/shop/sim/main.ts",
+          "--json",
+          "--stop-at-first-failure",
+          // Enough to print a much shorter reproduction; the verdict does not depend on it.
+          "--shrink-time-ms",
+          String(SHRINK_TIME_MS),
+          ...simArgs,
+        ],
         { cwd: dir, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
       ));
     } catch (error) {
