@@ -12,7 +12,7 @@ describe("deterministic simulation", () => {
     expect(report.failures.map((f) => f.violations)).toEqual([]);
     expect(report.checks).toBeGreaterThan(0);
     // The seeds really did inject faults of every kind.
-    for (const kind of ["crash", "crash-at", "commit-fault", "provider-fault", "duplicate", "pause"]) {
+    for (const kind of ["crash", "crash-at", "commit-fault", "provider-fault", "duplicate", "pause", "publish-fault"]) {
       expect(report.faults[`step:${kind}`], kind).toBeGreaterThan(0);
     }
   });
