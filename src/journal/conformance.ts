@@ -1,11 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
   InvalidInputError,
   VersionConflictError,
 } from "../core/errors.js";
+import type { ConformanceTestApi } from "./conformance-api.js";
 import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";
+
+export type { ConformanceAssertion, ConformanceTestApi } from "./conformance-api.js";
 
 /**
  * One journal to test. The factory is called before every test and `cleanup` after it; it may
@@ -47,15 +49,21 @@ const UNICODE =
   "emoji 🧾💳🚚 👩🏽‍💻 cjk 注文処理 中文 한국어 rtl שלום مرحبا combining e\u0301 ctl \u0001\u0007\t\n\r\u001f quotes \"'\\ end";
 
 /**
- * The journal contract, as tests. Run it on every back end:
+ * The journal contract, as tests. Run it on every back end, with your test runner's functions:
  *
  * @example
- * journalConformance("memory", async () => {
+ * import { afterEach, beforeEach, describe, expect, it } from "vitest";
+ * journalConformance({ describe, it, expect, beforeEach, afterEach }, "memory", async () => {
  *   const journal = new MemoryJournal();
  *   return { journal, reopen: async () => journal, cleanup: async () => {} };
  * });
  */
-export function journalConformance(label: string, factory: () => Promise<ConformanceSubject>): void {
+export function journalConformance(
+  api: ConformanceTestApi,
+  label: string,
+  factory: () => Promise<ConformanceSubject>,
+): void {
+  const { describe, it, expect, beforeEach, afterEach } = api;
   describe(`journal conformance: ${label}`, () => {
     let subject: ConformanceSubject;
     let j: Journal;

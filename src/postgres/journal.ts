@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { VersionConflictError } from "../core/errors.js";
 import { type EncodedCommit, encodeCommit } from "../journal/encode.js";
 import type {
@@ -20,6 +20,7 @@ import type {
 import { commitTransaction, StreamRace } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
+import { Pg } from "./driver.js";
 import { isConnectionError, mapPgError } from "./errors.js";
 import * as inbox from "./inbox.js";
 import { OutboxListener } from "./listener.js";
@@ -70,7 +71,7 @@ export class PostgresJournal implements Journal {
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
-      new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
+      new Pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
     guardPool(this.pool, (error) => {
       this.lastPoolError = error;
     });

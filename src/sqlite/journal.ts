@@ -1,4 +1,3 @@
-import Database from "better-sqlite3";
 import { encodeCommit } from "../journal/encode.js";
 import type {
   ClaimOptions,
@@ -19,6 +18,7 @@ import type {
 import { commitTransaction } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
+import { BetterSqlite3 } from "./driver.js";
 import { mapSqliteError } from "./errors.js";
 import * as inbox from "./inbox.js";
 import { migrate } from "./migrations.js";
@@ -56,7 +56,7 @@ export class SqliteJournal implements Journal {
   private closed = false;
 
   constructor(readonly options: SqliteJournalOptions) {
-    const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    const db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     this.sql = new Sql(db);

@@ -38,11 +38,11 @@ import { orderFacts, readOrderView } from "../views/order-views.js";
  * (no timers, no threads), so a seed replays exactly.
  */
 export interface ShopSimOptions {
-  orders?: number;
+  orders?: number | undefined;
   /** Fix whether the payment provider dedups by idempotency key (default: the seed draws it); false: only lookup may settle. */
-  paymentDedups?: boolean;
+  paymentDedups?: boolean | undefined;
   /** Fix dedup for every provider (default: the seed draws it per provider). */
-  allDedup?: boolean;
+  allDedup?: boolean | undefined;
 }
 
 /** `npm run sim`'s default budget, which the mutation check holds to catching every planted bug. */

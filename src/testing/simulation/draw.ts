@@ -18,7 +18,7 @@ export interface WorldDraw {
 
 export interface DrawOptions {
   /** Fix the snapshot interval instead of drawing it (1: always-snapshot mode). */
-  snapshotEvery?: number;
+  snapshotEvery?: number | undefined;
 }
 
 /** Small enough that a run of a few hundred steps crosses several snapshots with a tail behind them. */

@@ -25,15 +25,15 @@ export interface SeedsReport {
 }
 
 export interface SeedsOptions extends Omit<SimulationOptions, "seed"> {
-  first?: number;
+  first?: number | undefined;
   count: number;
   /** Stop at the first failing seed (the mutation check: which seed catches a bug, and how fast). */
-  stopAtFirstFailure?: boolean;
+  stopAtFirstFailure?: boolean | undefined;
   /**
    * Wall-clock budget of all seeds together (ms): no seed starts after it, and each seed's own
    * budget is cut to what is left, so a test using this finishes in time whatever the code does.
    */
-  totalTimeMs?: number;
+  totalTimeMs?: number | undefined;
 }
 
 /**

@@ -11,27 +11,27 @@ import { ProcessDead, type SimulationSystem, SimWorld } from "./world.js";
 export interface SimulationOptions {
   seed: number;
   /** How many steps to generate from the seed, or the exact steps to run (a reproduction). */
-  steps?: number | Step[];
-  weights?: Partial<StepWeights>;
+  steps?: number | Step[] | undefined;
+  weights?: Partial<StepWeights> | undefined;
   /** Evict every actor after every step, so each step starts from replay. */
-  alwaysRecover?: boolean;
+  alwaysRecover?: boolean | undefined;
   /** Also check replay-equals-live every N steps during the run (0: only at the end). */
-  checkEvery?: number;
+  checkEvery?: number | undefined;
   /** Rounds of the calm phase before a workflow that makes no progress counts as stalled. */
-  maxDrainRounds?: number;
+  maxDrainRounds?: number | undefined;
   /** Look for a shorter failing step sequence when a violation is found (default true). */
-  shrink?: boolean;
+  shrink?: boolean | undefined;
   /** Most re-runs the shrinker may spend. */
-  shrinkBudget?: number;
+  shrinkBudget?: number | undefined;
   /** Fix the snapshot interval of every snapshotting actor instead of drawing it from the seed (1: always snapshot). */
-  snapshotEvery?: number;
+  snapshotEvery?: number | undefined;
   /**
    * Wall-clock safety net per run, in ms (default 5,000): a run still busy after it (an await that
    * never resolves, work that grows without end) is cut and reported as a `no-stall` violation.
    */
-  timeBudgetMs?: number;
+  timeBudgetMs?: number | undefined;
   /** Wall-clock time the shrinker may spend in all, in ms (default 5,000). */
-  shrinkTimeMs?: number;
+  shrinkTimeMs?: number | undefined;
 }
 
 export const DEFAULT_TIME_BUDGET_MS = 5_000;

@@ -78,7 +78,11 @@ export interface SimulationSystem {
   /** Settle what waits for an operator; returns how many were settled. Runs once faults stop. */
   operator?(world: SimWorld): Promise<number>;
   /** The one-line command that reproduces a run (`options`: the run's options beyond seed and steps). */
-  reproduce?(seed: number, steps: string, options: { alwaysRecover?: boolean; snapshotEvery?: number }): string;
+  reproduce?(
+    seed: number,
+    steps: string,
+    options: { alwaysRecover?: boolean | undefined; snapshotEvery?: number | undefined },
+  ): string;
 }
 
 /** Thrown by an armed fault point: the simulated process dies right there. */

@@ -145,7 +145,11 @@ export async function checkMutant(mutant: Mutant, simArgs: string[] = []): Promi
 /** Check every mutant, `parallel` at a time (2 by default: the simulator is single-threaded). */
 export async function checkMutants(
   mutants: Mutant[],
-  options: { parallel?: number; simArgs?: string[]; onResult?: (r: MutantResult) => void } = {},
+  options: {
+    parallel?: number | undefined;
+    simArgs?: string[] | undefined;
+    onResult?: ((r: MutantResult) => void) | undefined;
+  } = {},
 ): Promise<MutantResult[]> {
   const results: MutantResult[] = new Array(mutants.length);
   let next = 0;
