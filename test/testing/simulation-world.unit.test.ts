@@ -33,7 +33,8 @@ describe("the seeded world", () => {
     const intervals = new Set(draws.map((d) => d.snapshotEvery));
     expect(intervals.has(1)).toBe(true);
     expect(Math.max(...intervals)).toBeLessThanOrEqual(6);
-    expect(drawWorld(7).describe(["payment", "email"])).toBe(drawWorld(7).describe(["payment", "email"]));
+    expect(drawWorld(7).dedups("payment")).toBe(drawWorld(7).dedups("payment"));
+    expect(drawWorld(7).snapshotEvery).toBe(drawWorld(7).snapshotEvery);
     expect(drawWorld(7, { snapshotEvery: 1 }).snapshotEvery).toBe(1);
     expect(() => drawWorld(7, { snapshotEvery: 0 })).toThrow(/snapshotEvery/);
   });

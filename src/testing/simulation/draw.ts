@@ -12,8 +12,6 @@ export interface WorldDraw {
   dedups(kind: string): boolean;
   /** Every actor that snapshots does so every this many events (1: after every commit). */
   snapshotEvery: number;
-  /** One line for reports, e.g. `snapshot every 3; payment: no dedup, email: dedup`. */
-  describe(kinds: string[]): string;
 }
 
 export interface DrawOptions {
@@ -36,8 +34,6 @@ export function drawWorld(seed: number, options: DrawOptions = {}): WorldDraw {
   return {
     dedups,
     snapshotEvery,
-    describe: (kinds) =>
-      [`snapshot every ${snapshotEvery}`, ...kinds.map((k) => `${k}: ${dedups(k) ? "dedup" : "no dedup"}`)].join("; "),
   };
 }
 

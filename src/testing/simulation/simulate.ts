@@ -92,11 +92,10 @@ export async function simulate(system: SimulationSystem, options: SimulationOpti
             // Out of shrinking time: every further candidate counts as passing, so ddmin stops reducing.
             const left = shrinkUntil - performance.now();
             if (left <= 0) return false;
-            const rerun = await runSteps(
-              system,
-              { ...options, timeBudgetMs: Math.min(left, budgetOf(options)) },
-              candidate,
-            );
+            const budgetMs = Math.min(left, budgetOf(options));
+            const rerun = await runSteps(system, { ...options, timeBudgetMs: budgetMs }, candidate);
+            // Cut by what was left of the shrinking time, not by its own budget: not a stall of its own.
+            if (rerun.stalled !== undefined && budgetMs < budgetOf(options)) return false;
             return rerun.violations.some((v) => v.invariant === first.invariant);
           });
     result.shrunk = shrunk;
@@ -126,7 +125,11 @@ async function runSteps(
 }> {
   const budget = new Budget(budgetOf(options));
   const world = new SimWorld(system, options.seed, { snapshotEvery: options.snapshotEvery, budget });
-  const description = world.draw.describe(world.providers.map((p) => p.kind));
+  // From the providers themselves: a system may pin a provider's dedup instead of taking the draw.
+  const description = [
+    `snapshot every ${world.draw.snapshotEvery}`,
+    ...world.providers.map((p) => `${p.kind}: ${p.dedups ? "dedup" : "no dedup"}`),
+  ].join("; ");
   let checks = 0;
   const every = options.checkEvery ?? 0;
   try {
