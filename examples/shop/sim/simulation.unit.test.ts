@@ -10,8 +10,8 @@ import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
  * Every run is bounded: a seed gets 5 s of wall clock, and each test stops starting seeds after
  * TOTAL_MS, so whatever the code under test does, the test reports instead of timing out.
  */
-const TOTAL_MS = 100_000;
-const TIMEOUT_MS = 150_000;
+const TOTAL_MS = 200_000;
+const TIMEOUT_MS = 240_000;
 
 const failuresOf = (report: SeedsReport) =>
   report.failures.map((f) => ({ seed: f.seed, world: f.world, violations: f.violations, reproduce: f.reproduce }));
