@@ -1,4 +1,5 @@
 import { encodeCommit } from "../journal/encode.js";
+import { pruneBatchSize } from "../journal/prune.js";
 import type {
   ClaimOptions,
   Commit,
@@ -23,6 +24,7 @@ import { mapSqliteError } from "./errors.js";
 import * as inbox from "./inbox.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
+import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
 import { Sql } from "./sql.js";
 import * as streams from "./streams.js";
@@ -127,6 +129,11 @@ export class SqliteJournal implements Journal {
 
   listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {
     return this.run(() => outbox.listOutbox(this.sql, filter));
+  }
+
+  async pruneOutbox(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    return this.run(() => pruneOutbox(this.sql, before, batch));
   }
 
   getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {

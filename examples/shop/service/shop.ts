@@ -12,6 +12,7 @@ import { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { EffectPolicy } from "../../../src/effects/types.js";
 import type { Journal } from "../../../src/journal/types.js";
 import { InboxRetention } from "../../../src/messaging/inbox-retention.js";
+import { OutboxRetention } from "../../../src/messaging/outbox-retention.js";
 import type { Transport } from "../../../src/messaging/transport.js";
 import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
 import type { ShopEnv } from "../config.js";
@@ -176,7 +177,7 @@ export function shopEffectPolicy(timeoutMs: number): Partial<EffectPolicy> {
 /**
  * Starts the whole shop in this process: journal, runtime with every context's actors (order,
  * payment, shipment, fulfillment), one dispatcher with the three handlers (effects and actor
- * messages), the transport with the relay and the contexts' consumers, the inbox retention job,
+ * messages), the transport with the relay and the contexts' consumers, the inbox and outbox retention jobs,
  * the fake providers it was not given URLs for, and the HTTP server. `close()` stops them in
  * reverse order.
  */
@@ -274,7 +275,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       keys: options.signingKeys,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
-    const retention = new InboxRetention({ journal, clock, logger });
+    // Both dedup records are kept for the default redelivery window (7 days), pruned hourly.
+    const retention = [new InboxRetention({ journal, clock, logger }), new OutboxRetention({ journal, clock, logger })];
 
     const ctx: ShopContext = {
       runtime,
@@ -306,8 +308,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     closers.push(() => dispatcher.stop());
     await contexts.start();
     closers.push(() => contexts.stop());
-    retention.start();
-    closers.push(() => retention.stop());
+    for (const job of retention) {
+      job.start();
+      closers.push(() => job.stop());
+    }
     logger.info({ url, journal: journal.backend, transport: transport.name, providers: providerUrls }, "shop started");
     return {
       url,
