@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { shopKeysVariable } from "./integration/keys.js";
+import { natsPasswordsVariable } from "./integration/nats-users.js";
 import { MIN_WEBHOOK_SECRET_LENGTH } from "./providers/shared/webhook-signature.js";
 import { ADMIN_TOKEN_PATTERN, ADMIN_TOKEN_RULE } from "./service/admin-auth.js";
 import { DEFAULT_ORDER_LIMITS } from "./service/validation.js";
@@ -43,6 +45,10 @@ export const shopEnvSchema = z.strictObject({
     .string()
     .regex(/^(nats|tls):\/\/.+/, "must be a nats:// URL such as nats://127.0.0.1:4222")
     .optional(),
+  /** Signing keys of the contexts' integration events, JSON (see integration/keys.ts); unset: development keys. */
+  SHOP_SIGNING_KEYS: shopKeysVariable.optional(),
+  /** NATS: `{"ordering":"…","payment":"…",…}`, each context connects as its own user (integration/nats-users.ts). */
+  NATS_PASSWORDS: natsPasswordsVariable.optional(),
   /** In-process transport only: probability that an integration event is delivered twice. */
   INTEGRATION_DUPLICATE_RATE: z.coerce.number<string>().min(0).max(1).optional(),
   /** In-process transport only: each delivery waits 0..N ms (which also reorders). */
@@ -107,7 +113,7 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
   return parsed.data;
 }
 
-/** Never echo a token or a secret (or a password, below) back into an error message. */
-const SECRETS = new Set(["ONCELY_ADMIN_TOKEN", "WAREHOUSE_WEBHOOK_SECRET"]);
+/** Never echo a token, a secret, a key or a password (or a URL's password, below) back into an error message. */
+const SECRETS = new Set(["ONCELY_ADMIN_TOKEN", "WAREHOUSE_WEBHOOK_SECRET", "SHOP_SIGNING_KEYS", "NATS_PASSWORDS"]);
 
 const redact = (value: string) => value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");

@@ -18,6 +18,7 @@ import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
+import { AuthenticityError, bodyFingerprint, type Verifier } from "./signing.js";
 import {
   backoffMs,
   type Delivery,
@@ -55,6 +56,12 @@ export interface ConsumerOptions {
   reconcile?: ReconcileHook;
   /** Attempts after optimistic-concurrency conflicts with another instance (default 10). */
   maxConflictRetries?: number;
+  /**
+   * When set, every delivered (and replayed) message must verify (signed by a key accepted for its
+   * source, on a subject of that source) before anything else happens; one that does not is
+   * dead-lettered with the reason and settled with `term`, never handled.
+   */
+  verifier?: Verifier | undefined;
 }
 
 /** The producer stream a sequenced message belongs to: one checkpoint each. */
@@ -94,6 +101,7 @@ export class Consumer {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly maxConflictRetries: number;
+  private readonly verifier: Verifier | undefined;
   private readonly locks = new Mailboxes();
   private readonly firstFailure = new Map<string, number>();
   readonly gaps: GapMonitor;
@@ -115,6 +123,7 @@ export class Consumer {
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    this.verifier = options.verifier;
     if (this.handler.kind === "command" && !this.runtime) {
       throw new NotRegisteredError(`consumer "${this.name}" routes commands but was given no runtime`);
     }
@@ -156,6 +165,8 @@ export class Consumer {
     } catch (error) {
       return this.deadLetterOrRetry(delivery, undefined, error);
     }
+    const refused = this.refusal(envelope, delivery.subject);
+    if (refused) return this.reject(delivery, envelope, refused);
     try {
       await this.handle(envelope);
       this.firstFailure.delete(envelope.eventId);
@@ -184,9 +195,10 @@ export class Consumer {
     delivery: Delivery,
     envelope: Envelope | undefined,
     error: unknown,
+    id?: string,
   ): Promise<DeliveryOutcome> {
     try {
-      await this.deadLetter(delivery, envelope, error, delivery.attempt);
+      await this.deadLetter(delivery, envelope, error, delivery.attempt, id);
     } catch (writeError) {
       this.logger.warn(
         { consumer: this.name, attempt: delivery.attempt, err: writeError },
@@ -198,9 +210,35 @@ export class Consumer {
     return { kind: "ack" };
   }
 
-  /** Decode and handle a stored body (dead-letter replay): the same path as a delivery, errors thrown. */
-  replayBody(body: string): Promise<HandleResult> {
-    return this.handle(decodeEnvelope(body));
+  /** Decode, verify and handle a stored body (dead-letter replay): the same path as a delivery, errors thrown. */
+  replayBody(body: string, subject?: string): Promise<HandleResult> {
+    const envelope = decodeEnvelope(body);
+    const refused = this.refusal(envelope, subject);
+    return refused ? Promise.reject(refused) : this.handle(envelope);
+  }
+
+  /** Why the verifier refuses this envelope, if it does (other errors of the verifier propagate). */
+  private refusal(envelope: Envelope, subject: string | undefined): AuthenticityError | undefined {
+    try {
+      this.verifier?.verify(envelope, subject);
+      return undefined;
+    } catch (error) {
+      if (error instanceof AuthenticityError) return error;
+      throw error;
+    }
+  }
+
+  /**
+   * Dead-letter an unverified message under an id of its own body (a forgery reusing a real
+   * eventId must not take the dead-letter slot of that event) and settle it with `term`: it was
+   * not handled. Counted once it is stored; if storing fails it comes back and is refused again.
+   */
+  private async reject(delivery: Delivery, envelope: Envelope, refused: AuthenticityError): Promise<DeliveryOutcome> {
+    const id = `${this.name}|rejected|${bodyFingerprint(delivery.body)}`;
+    const outcome = await this.deadLetterOrRetry(delivery, envelope, refused, id);
+    if (outcome.kind === "nak") return outcome;
+    this.metrics.rejected.inc({ consumer: this.name, reason: refused.reason });
+    return { kind: "term", reason: refused.message };
   }
 
   private async deadLetter(
@@ -208,13 +246,14 @@ export class Consumer {
     envelope: Envelope | undefined,
     thrown: unknown,
     attempts: number,
+    fixedId?: string,
   ): Promise<void> {
     const error = toError(thrown);
     const now = this.clock.now();
     const messageId = envelope?.eventId ?? delivery.messageId ?? null;
     // Deterministic id for a known message: a redelivery after a crash between this commit and
     // the ack writes the same dead letter again, which the journal ignores.
-    const id = messageId === null ? `${this.name}|${this.ids.next()}` : `${this.name}|${messageId}`;
+    const id = fixedId ?? (messageId === null ? `${this.name}|${this.ids.next()}` : `${this.name}|${messageId}`);
     await this.journal.commit({
       deadLetters: [
         {

@@ -63,7 +63,8 @@ export class DeadLetters {
     if (record.status !== "open") throw new InvalidInputError(`dead letter "${id}" is already ${record.status}`);
     const consumer = this.consumers.get(record.consumer);
     if (!consumer) throw new NotRegisteredError(`no consumer "${record.consumer}" is registered for replay`);
-    const result = await consumer.replayBody(deadLetterBody(record));
+    const subject = (record.payload as Partial<DeadLetterPayload> | null)?.subject;
+    const result = await consumer.replayBody(deadLetterBody(record), typeof subject === "string" ? subject : undefined);
     await this.journal.resolveDeadLetter(id, "replayed", this.clock.now());
     return { ...result, id };
   }

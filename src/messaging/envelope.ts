@@ -20,6 +20,10 @@ export const envelopeSchema = z.object({
   correlationId: z.string().min(1),
   causationId: z.string().min(1),
   payload: z.unknown(),
+  /** Id of the key that signed the envelope (see signing.ts); absent on an unsigned one. */
+  keyId: z.string().min(1).optional(),
+  /** HMAC-SHA256 (base64url) over the canonical envelope without this field. */
+  signature: z.string().min(1).optional(),
 });
 
 export type Envelope<P = unknown> = Omit<z.infer<typeof envelopeSchema>, "payload"> & { payload: P };

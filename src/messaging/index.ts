@@ -43,7 +43,21 @@ export {
   rebuildProjection,
 } from "./projection.js";
 export { Relay, type RelayOptions } from "./relay.js";
-export { subjectFor, subjectMatches, subjectToken } from "./subjects.js";
+export {
+  AuthenticityError,
+  brokerMessageId,
+  type Keyring,
+  keyring,
+  type RejectionReason,
+  type Signer,
+  type SigningKey,
+  signedContent,
+  signerFor,
+  type Verifier,
+  type VerifierOptions,
+  verifierFor,
+} from "./signing.js";
+export { sourceOfSubject, subjectFor, subjectMatches, subjectToken } from "./subjects.js";
 export {
   backoffMs,
   type Delivery,

@@ -10,6 +10,7 @@ export interface MessagingMetrics {
   handled: Counter<"consumer" | "outcome">;
   backwards: Counter<"consumer" | "fact">;
   deadLetters: Counter<"consumer">;
+  rejected: Counter<"consumer" | "reason">;
   gapAlerts: Counter<"consumer">;
   parked: Gauge<"consumer">;
   published: Counter<"relay">;
@@ -40,6 +41,12 @@ export function messagingMetrics(registry: Registry = new Registry()): Messaging
       name: "oncely_dead_letters_total",
       help: "Messages stored as dead letters",
       labelNames: ["consumer"],
+      registers,
+    }),
+    rejected: new Counter({
+      name: "oncely_consumer_rejected_total",
+      help: "Messages refused because their authenticity could not be verified (then dead-lettered), by reason",
+      labelNames: ["consumer", "reason"],
       registers,
     }),
     gapAlerts: new Counter({

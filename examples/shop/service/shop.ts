@@ -26,6 +26,8 @@ import {
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
+import type { ShopKeys } from "../integration/keys.js";
+import type { NatsPasswords } from "../integration/nats-users.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { MIN_WEBHOOK_SECRET_LENGTH } from "../providers/shared/webhook-signature.js";
@@ -81,6 +83,10 @@ export interface ShopOptions {
   orderLimits?: OrderLimits | undefined;
   /** Source of generated tokens and secrets (default node:crypto's). */
   randomBytes?: ((size: number) => Buffer) | undefined;
+  /** Each context's signing keys (default: the development keys, see integration/keys.ts). */
+  signingKeys?: ShopKeys | undefined;
+  /** NATS: each context connects as its own user with these passwords (default: one anonymous connection). */
+  natsPasswords?: NatsPasswords | undefined;
 }
 
 export interface Shop {
@@ -125,6 +131,8 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
     webhookSecret: env.WAREHOUSE_WEBHOOK_SECRET,
     webhookToleranceMs: env.WEBHOOK_TOLERANCE_S * 1000,
     orderLimits: { maxOrderTotal: env.MAX_ORDER_TOTAL, maxLines: env.MAX_ORDER_LINES },
+    signingKeys: env.SHOP_SIGNING_KEYS,
+    natsPasswords: env.NATS_PASSWORDS,
   };
 }
 
@@ -245,6 +253,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
       natsUrl: options.natsUrl,
+      natsPasswords: options.natsPasswords,
       faults: options.integrationFaults,
       clock,
       logger,
@@ -263,6 +272,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       // As the effect leases: a killed worker's claimed events are relayed again within seconds.
       relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
+      keys: options.signingKeys,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
     // Both dedup records are kept for the default redelivery window (7 days), pruned hourly.

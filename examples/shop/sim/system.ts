@@ -18,6 +18,7 @@ import type {
 import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
+import { devShopKeys, shopSigner } from "../integration/keys.js";
 import { EFFECT_KINDS, type EmailInput, type PaymentInput, type PicklistInput } from "../ordering/effects.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
@@ -200,6 +201,8 @@ function relayWorker(env: SimEnv): SimWorker {
   const relay = new Relay({
     journal: env.journal,
     transport,
+    // The consumers of createShopContexts verify: sign as the shop's relay does.
+    signer: shopSigner(devShopKeys()),
     subjectPrefix: SHOP_SUBJECT_PREFIX,
     owner: `g${env.generation}-relay`,
     clock: env.clock,

@@ -1,6 +1,7 @@
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
+import { brokerMessageId } from "../signing.js";
 import { subjectMatches } from "../subjects.js";
 import {
   backoffMs,
@@ -90,7 +91,7 @@ export class InProcessTransport implements Transport {
 
   async publish(envelope: Envelope, subject: string): Promise<void> {
     if (this.closed) throw new Error("in-process transport is closed");
-    this.publishRaw(subject, encodeEnvelope(envelope), envelope.eventId);
+    this.publishRaw(subject, encodeEnvelope(envelope), brokerMessageId(envelope));
   }
 
   /** Publish any body, e.g. a malformed one in a test. A given messageId is deduplicated. */
