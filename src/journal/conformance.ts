@@ -5,6 +5,7 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../core/errors.js";
+import { storableTextConformance } from "./conformance-storable.js";
 import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";
 
 /**
@@ -67,6 +68,8 @@ export function journalConformance(label: string, factory: () => Promise<Conform
     afterEach(async () => {
       await subject.cleanup();
     });
+
+    storableTextConformance(() => j);
 
     /** Everything a commit can write, so atomicity tests can check that none of it landed. */
     const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({
