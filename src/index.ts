@@ -37,6 +37,7 @@ export {
   IdempotencyKeyReusedError,
   InvalidInputError,
   isRetryable,
+  MessageConflictError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,
@@ -44,12 +45,15 @@ export {
   RetryableError,
   StorageUnavailableError,
   TerminalError,
+  TerminalStorageError,
   toError,
+  UnhandledEventError,
   VersionConflictError,
 } from "./core/errors.js";
 export { FAULT_POINTS, type FaultPoint, type Faults, faultsFromEnv, noFaults } from "./core/faults.js";
 export { type Logger, silentLogger } from "./core/logger.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export { isStorableText, unstorableReason } from "./core/storable-text.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The journal contract (back ends implement it)
