@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { TerminalStorageError } from "../../src/core/errors.js";
+import { postgresJournal } from "../../src/postgres/index.js";
+import { tables } from "../../src/postgres/tables.js";
+import { sqliteJournal } from "../../src/sqlite/index.js";
+import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { poisonSuite } from "./support/poison-suite.js";
+
+const dir = mkdtempSync(join(tmpdir(), "oncely-poison-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+poisonSuite("sqlite", async () => {
+  const journal = sqliteJournal({ path: join(dir, `poison-${++n}.db`) });
+  await journal.migrate();
+  return { journal, close: () => journal.close() };
+});
+
+const service = await probePostgres();
+if (!service.available) {
+  describe.skip(`poison messages: postgres (skipped: ${service.reason})`, () => {
+    it("needs PostgreSQL", () => {});
+  });
+} else {
+  const { schema, drop } = await freshPgSchema("poison");
+  const t = tables(schema);
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  admin.on("error", () => {});
+  afterAll(async () => {
+    await admin.end();
+    await drop();
+  });
+  const open = async () => {
+    const journal = postgresJournal({ connectionString: PG_URL, schema, max: 4 });
+    await journal.migrate();
+    return {
+      journal,
+      close: async () => {
+        await journal.close();
+        await admin.query(
+          `TRUNCATE ${[t.events, t.snapshots, t.outbox, t.inbox, t.checkpoints, t.parked, t.deadLetters, t.documents].join(", ")}`,
+        );
+      },
+    };
+  };
+  poisonSuite("postgres", open);
+
+  describe("PostgreSQL data errors are terminal", () => {
+    it("a number out of a column's range (22003) is a TerminalStorageError, nothing written", async () => {
+      const { journal, close } = await open();
+      try {
+        const error = await journal
+          .commit({
+            checkpoint: { consumer: "c", source: "s", version: 2 ** 31 },
+            documents: [{ collection: "witness", id: "w", doc: {} }],
+            now: 1,
+          })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TerminalStorageError);
+        expect((error as Error).message).toMatch(/22003/);
+        expect(await journal.getDocument("witness", "w")).toBeUndefined();
+      } finally {
+        await close();
+      }
+    });
+  });
+}
