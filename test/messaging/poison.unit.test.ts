@@ -27,7 +27,7 @@ describe("storable text at the boundaries", () => {
     const hostile = {
       ...event,
       source: "orders\u0000",
-      payload: { lines: [{ sku: "ok" }, { sku: "\uDBFF" }], ["k\u0000"]: 1 },
+      payload: { lines: [{ sku: "ok" }, { sku: "\uDBFF" }], "k\u0000": 1 },
     };
     const error = (() => {
       try {

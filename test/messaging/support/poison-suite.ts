@@ -193,7 +193,7 @@ export function poisonSuite(label: string, open: () => Promise<PoisonSubject>, f
       expect(await consumer.deliver(first(encodeEnvelope(unknown)))).toEqual({ kind: "ack" });
       expect(await journal.getCheckpoint("view", "orders/o1")).toBe(0);
       const [letter] = await deadLetters.list();
-      expect((letter?.payload as DeadLetterPayload).reason).toBe("unhandled");
+      expect((letter?.payload as DeadLetterPayload | undefined)?.reason).toBe("unhandled");
       expect(letter?.error).toMatch(/no handler for event forged:unknown \(Mystery\) at version 1/);
       // The real version 1 is applied, not shadowed.
       await consumer.deliver(first(encodeEnvelope(orderEvent("o1", 1))));
