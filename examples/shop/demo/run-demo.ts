@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
@@ -171,7 +172,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const workerUrls = ports.map((p) => `http://127.0.0.1:${p}`);
     // The warehouse calls one worker back; while that one restarts, it retries.
     const shopUrl = workerUrls[0] as string;
+    // The workers' credentials: the operator's admin token and the warehouse's webhook secret.
+    const adminToken = `demo_${randomBytes(24).toString("base64url")}`;
+    const webhookSecret = randomBytes(24).toString("base64url");
     const warehouse = await startWarehouseProvider({
+      webhookSecret,
       seed: options.seed + 2,
       faults: profile.warehouse,
       shopUrl,
@@ -195,6 +200,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             PAYMENT_URL: payment.url,
             EMAIL_URL: email.url,
             WAREHOUSE_URL: warehouse.url,
+            WAREHOUSE_WEBHOOK_SECRET: webhookSecret,
+            ONCELY_ADMIN_TOKEN: adminToken,
             SHOP_URL: workerUrls[index] as string,
             PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
             EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
@@ -225,7 +232,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await Promise.all(supervisors.map((w) => w.start()));
     const killed = () => supervisors.reduce((n, w) => n + w.killedByParent + w.killedAtFaultPoint, 0);
     const failure = () => supervisors.find((w) => w.failure)?.failure;
-    const api = new ShopClient(workerUrls);
+    const api = new ShopClient(workerUrls, adminToken);
 
     // Progress and counters: polled, summed over incarnations by pid (a killed one keeps its last poll).
     const perWorker = new Map<number, { duplicates: number; retried: number }>();
@@ -492,8 +499,8 @@ async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T)
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
   return (await response.json()) as T;
 }
@@ -533,7 +540,14 @@ class ShopClient {
   replayedAnswers = 0;
   private turn = 0;
   /** Several workers: each attempt goes to the next one, so a dead worker only costs a retry. */
-  constructor(private readonly urls: string[]) {}
+  constructor(
+    private readonly urls: string[],
+    private readonly adminToken: string,
+  ) {}
+
+  private get admin(): Record<string, string> {
+    return { authorization: `Bearer ${this.adminToken}` };
+  }
 
   private get url(): string {
     return this.urls[this.turn++ % this.urls.length] as string;
@@ -579,20 +593,26 @@ class ShopClient {
   }
 
   async stats(): Promise<StatsAnswer> {
-    const response = await fetch(`${this.url}/admin/stats`, { signal: AbortSignal.timeout(3000) });
+    const response = await fetch(`${this.url}/admin/stats`, {
+      headers: this.admin,
+      signal: AbortSignal.timeout(3000),
+    });
     if (!response.ok) throw new Error(`GET /admin/stats answered ${response.status}`);
     return (await response.json()) as StatsAnswer;
   }
 
   async reconciliation(): Promise<{ key: string; kind: string }[]> {
-    const answer = await getJson<{ items: { key: string; kind: string }[] }>(`${this.url}/admin/reconciliation`);
+    const answer = await getJson<{ items: { key: string; kind: string }[] }>(
+      `${this.url}/admin/reconciliation`,
+      this.admin,
+    );
     return answer.items;
   }
 
   async settle(key: string, settlement: unknown): Promise<boolean> {
     const response = await fetch(`${this.url}/admin/reconciliation/${encodeURIComponent(key)}/settle`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...this.admin },
       body: JSON.stringify(settlement),
       signal: AbortSignal.timeout(5000),
     });

@@ -1,4 +1,4 @@
-import type { IdGenerator } from "../../../src/core/clock.js";
+import type { Clock, IdGenerator } from "../../../src/core/clock.js";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Logger } from "../../../src/core/logger.js";
 import type { Runtime } from "../../../src/core/runtime.js";
@@ -22,6 +22,8 @@ export interface ShopContext {
   /** Order ids for requests without an Idempotency-Key. */
   ids: IdGenerator;
   logger: Logger;
+  /** The shop's clock: webhook timestamps are checked against it. */
+  clock: Clock;
   startedAt: number;
 }
 

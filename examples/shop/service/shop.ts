@@ -1,3 +1,4 @@
+import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { Registry } from "prom-client";
@@ -26,9 +27,12 @@ import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
+import { MIN_WEBHOOK_SECRET_LENGTH } from "../providers/shared/webhook-signature.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
+import { resolveAdminToken } from "./admin-auth.js";
 import { buildApp } from "./app.js";
 import type { ShopContext } from "./context.js";
+import type { OrderLimits } from "./validation.js";
 
 export interface ShopOptions {
   /** Default 3000; 0 picks a free port. */
@@ -63,6 +67,19 @@ export interface ShopOptions {
   integrationFaults?: InProcessFaultKnobs;
   /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
   gapTimeoutMs?: number;
+  /** Bearer token of `/admin/*`. Unset: generated (see `Shop.adminToken`), allowed only on a loopback host. */
+  adminToken?: string;
+  /**
+   * Secret shared with the warehouse, which signs its webhook calls with it. Required with
+   * `warehouseUrl`; unset with the in-process warehouse: generated and handed to both.
+   */
+  webhookSecret?: string;
+  /** How far a webhook's signed timestamp may lie from the clock (default 5 minutes). */
+  webhookToleranceMs?: number;
+  /** Bounds of an order at the API (largest total in minor units, most lines). */
+  orderLimits?: OrderLimits;
+  /** Source of generated tokens and secrets (default node:crypto's). */
+  randomBytes?: (size: number) => Buffer;
 }
 
 export interface Shop {
@@ -77,6 +94,9 @@ export interface Shop {
   app: FastifyInstance;
   /** URLs of the providers in use (started here or given). */
   providerUrls: { payment: string; email: string; warehouse: string };
+  /** The bearer token `/admin/*` answers to; `adminTokenGenerated` when nobody chose it (print it). */
+  adminToken: string;
+  adminTokenGenerated: boolean;
   close(): Promise<void>;
 }
 
@@ -100,7 +120,25 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
       reorderWindow: env.INTEGRATION_REORDER_WINDOW,
     },
     gapTimeoutMs: env.GAP_TIMEOUT_MS,
+    adminToken: env.ONCELY_ADMIN_TOKEN,
+    webhookSecret: env.WAREHOUSE_WEBHOOK_SECRET,
+    webhookToleranceMs: env.WEBHOOK_TOLERANCE_S * 1000,
+    orderLimits: { maxOrderTotal: env.MAX_ORDER_TOTAL, maxLines: env.MAX_ORDER_LINES },
   };
+}
+
+/**
+ * A warehouse elsewhere must have been given the same secret (without one, every webhook would be
+ * refused), and a short one could be guessed.
+ */
+export class WebhookSecretRequiredError extends Error {
+  constructor() {
+    super(
+      "WAREHOUSE_WEBHOOK_SECRET (webhookSecret) is required with WAREHOUSE_URL: give the shop the secret the " +
+        "warehouse signs its webhooks with (at least 16 characters)",
+    );
+    this.name = "WebhookSecretRequiredError";
+  }
 }
 
 /**
@@ -138,6 +176,15 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const dataDir = options.dataDir ?? "./data";
+  const listenHost = options.host ?? "127.0.0.1";
+  const randomBytes = options.randomBytes ?? cryptoRandomBytes;
+  // Both checked before anything starts: a shop that cannot authenticate its callers never listens.
+  const admin = resolveAdminToken(options.adminToken, listenHost, randomBytes);
+  if (options.warehouseUrl && options.webhookSecret === undefined) throw new WebhookSecretRequiredError();
+  if (options.webhookSecret !== undefined && options.webhookSecret.length < MIN_WEBHOOK_SECRET_LENGTH) {
+    throw new WebhookSecretRequiredError();
+  }
+  const webhookSecret = options.webhookSecret ?? randomBytes(32).toString("base64url");
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) {
@@ -160,7 +207,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     if (email) closers.push(() => email.close());
     const warehouse = options.warehouseUrl
       ? undefined
-      : await startWarehouseProvider({ ledgerPath: ledgerPath("warehouse"), clock });
+      : await startWarehouseProvider({ ledgerPath: ledgerPath("warehouse"), clock, webhookSecret });
     if (warehouse) closers.push(() => warehouse.close());
     const providerUrls = {
       payment: options.paymentUrl ?? payment?.url ?? "",
@@ -227,10 +274,17 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       contexts,
       ids: options.ids ?? randomIds,
       logger,
+      clock,
       startedAt: clock.now(),
     };
-    const app = buildApp(ctx, { bodyLimit: options.bodyLimit });
-    await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
+    const app = buildApp(ctx, {
+      bodyLimit: options.bodyLimit,
+      adminToken: admin.token,
+      webhookSecret,
+      webhookToleranceMs: options.webhookToleranceMs,
+      orderLimits: options.orderLimits,
+    });
+    await app.listen({ host: listenHost, port: options.port ?? 3000 });
     closers.push(() => app.close());
     const address = app.server.address();
     if (address === null || typeof address === "string") throw new Error("shop: no TCP address");
@@ -255,6 +309,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       transport,
       app,
       providerUrls,
+      adminToken: admin.token,
+      adminTokenGenerated: admin.generated,
       close: closeAll,
     };
   } catch (error) {
