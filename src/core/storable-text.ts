@@ -11,15 +11,15 @@ const LONE_SURROGATE = /\p{Cs}/u;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this pattern is for
 const UNSTORABLE_CHARS = /[\u0000\p{Cs}]/gu;
 
-/** Why `text` cannot be stored, or `undefined` when it can. */
+/** Why `text` cannot be stored (naming the first offending character and its index), or `undefined` when it can. */
 export function unstorableReason(text: string): string | undefined {
-  if (text.includes("\u0000")) return "must not contain NUL (U+0000)";
+  const nul = text.indexOf("\u0000");
   const surrogate = LONE_SURROGATE.exec(text);
-  if (surrogate) {
-    const code = surrogate[0].charCodeAt(0).toString(16).toUpperCase();
-    return `must not contain an unpaired UTF-16 surrogate (U+${code})`;
-  }
-  return undefined;
+  if (nul < 0 && !surrogate) return undefined;
+  if (nul >= 0 && (!surrogate || nul < surrogate.index)) return `must not contain NUL (U+0000) (at character ${nul})`;
+  const found = surrogate as RegExpExecArray;
+  const code = found[0].charCodeAt(0).toString(16).toUpperCase();
+  return `must not contain an unpaired UTF-16 surrogate (U+${code}) (at character ${found.index})`;
 }
 
 export const isStorableText = (text: string): boolean => unstorableReason(text) === undefined;

@@ -40,8 +40,8 @@ describe("storable text at the boundaries", () => {
     expect(error?.issues).toEqual(
       expect.arrayContaining([
         "source: must not contain NUL (U+0000) or an unpaired UTF-16 surrogate",
-        "payload.lines.1.sku: must not contain an unpaired UTF-16 surrogate (U+DBFF)",
-        "payload.k\u0000: key must not contain NUL (U+0000)",
+        "payload.lines.1.sku: must not contain an unpaired UTF-16 surrogate (U+DBFF) (at character 0)",
+        "payload.k\u0000: key must not contain NUL (U+0000) (at character 1)",
       ]),
     );
     expect(() => parseEnvelope({ ...event, aggregateVersion: 2 ** 31 })).toThrow(/aggregateVersion/);
