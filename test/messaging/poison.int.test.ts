@@ -1,13 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { TerminalStorageError } from "../../src/core/errors.js";
-import { postgresJournal } from "../../src/postgres/index.js";
-import { tables } from "../../src/postgres/tables.js";
 import { sqliteJournal } from "../../src/sqlite/index.js";
-import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { pgSubjects } from "../journal/pg-subject.js";
+import { freshPgSchema, probePostgres } from "../support/services.js";
 import { poisonSuite } from "./support/poison-suite.js";
 
 const dir = mkdtempSync(join(tmpdir(), "oncely-poison-"));
@@ -27,25 +25,14 @@ if (!service.available) {
   });
 } else {
   const { schema, drop } = await freshPgSchema("poison");
-  const t = tables(schema);
-  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
-  admin.on("error", () => {});
+  const subjects = pgSubjects(schema);
   afterAll(async () => {
-    await admin.end();
+    await subjects.end();
     await drop();
   });
   const open = async () => {
-    const journal = postgresJournal({ connectionString: PG_URL, schema, max: 4 });
-    await journal.migrate();
-    return {
-      journal,
-      close: async () => {
-        await journal.close();
-        await admin.query(
-          `TRUNCATE ${[t.events, t.snapshots, t.outbox, t.inbox, t.checkpoints, t.parked, t.deadLetters, t.documents].join(", ")}`,
-        );
-      },
-    };
+    const { journal, cleanup } = await subjects.factory();
+    return { journal, close: cleanup };
   };
   poisonSuite("postgres", open);
 
