@@ -82,7 +82,7 @@ export interface ShopContextsOptions {
    */
   relayLeaseMs?: number;
   /** A gap in a producer stream open longer than this is alerted (timeline consumer). Default 30 s. */
-  gapTimeoutMs?: number;
+  gapTimeoutMs?: number | undefined;
   /** How often gaps are checked. Default a quarter of the timeout. */
   gapCheckMs?: number;
   /** Deliveries before a failing message is dead-lettered. Default 5. */
@@ -287,9 +287,9 @@ export type ShopTransportKind = "in-process" | "nats";
 export interface ShopTransportOptions {
   kind: ShopTransportKind;
   /** NATS server(s), default nats://127.0.0.1:4222. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /** In-process only: duplicated, delayed and reordered delivery. */
-  faults?: InProcessFaultKnobs;
+  faults?: InProcessFaultKnobs | undefined;
   clock?: Clock;
   random?: Random;
   logger?: Logger;

@@ -94,15 +94,10 @@ export function faultsFromEnv(value: string | undefined): Faults {
     if (mode !== "throw" && mode !== "kill") {
       throw new Error(`ONCELY_FAULT mode must be "throw" or "kill", got "${mode}"`);
     }
-    faults.arm(point as FaultPoint, {
-      after: Number(after),
-      action:
-        mode === "kill"
-          ? () => {
-              process.kill(process.pid, "SIGKILL");
-            }
-          : undefined,
-    });
+    const kill = () => {
+      process.kill(process.pid, "SIGKILL");
+    };
+    faults.arm(point as FaultPoint, { after: Number(after), ...(mode === "kill" ? { action: kill } : {}) });
   }
   return faults;
 }

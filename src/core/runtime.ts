@@ -182,6 +182,10 @@ export class Runtime {
         const prior = await this.journal.getInbox(address, messageId);
         if (prior) {
           this.stats.duplicates++;
+          // A final outcome already recorded, for a row that is not done: its done row was pruned and
+          // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
+          const done = outcome ? finalOutcome(outcome) : undefined;
+          if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
           return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
         }
       }

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { TerminalStorageError } from "../core/errors.js";
+import type { ConformanceTestApi } from "./conformance-api.js";
 import type { Commit, Journal, NewDeadLetter } from "./types.js";
 
 const T0 = 1_700_000_000_000;
@@ -29,7 +29,8 @@ const deadLetter = (id: string, over: Partial<NewDeadLetter> = {}): NewDeadLette
  * letter holds any text and gives it back exactly; every other part of a commit refuses text no
  * store can hold (NUL, unpaired surrogates) with `TerminalStorageError`, writing nothing.
  */
-export function storableTextConformance(journal: () => Journal): void {
+export function storableTextConformance(api: ConformanceTestApi, journal: () => Journal): void {
+  const { describe, it, expect } = api;
   describe("text no store can hold (NUL, unpaired surrogates)", () => {
     it("keeps a dead letter with such text in its message id, payload, error and stack, exactly", async () => {
       const j = journal();

@@ -5,6 +5,7 @@ import {
   VersionConflictError,
 } from "../core/errors.js";
 import { encodeCommit } from "./encode.js";
+import { pruneBatchSize } from "./prune.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
 import type {
   ClaimOptions,
@@ -252,6 +253,19 @@ export class MemoryJournal implements Journal {
         .sort((a, b) => a.seq - b.seq)
         .slice(0, filter.limit ?? Number.POSITIVE_INFINITY),
     );
+  }
+
+  async pruneOutbox(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    let removed = 0;
+    for (const [id, row] of this.outbox) {
+      if (removed >= batch) break;
+      if (row.status === "done" && row.updatedAt < before) {
+        this.outbox.delete(id);
+        removed++;
+      }
+    }
+    return removed;
   }
 
   async getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {

@@ -1,10 +1,13 @@
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
+import { jetStreamClient } from "./driver.js";
 import { ensureDurable, ensureStream } from "./setup.js";
 import { PullLoop } from "./subscription.js";
+
+const { jetstream, jetstreamManager } = jetStreamClient;
 
 export interface NatsTransportOptions {
   connection: NatsConnection;

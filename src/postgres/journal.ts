@@ -1,6 +1,7 @@
-import pg from "pg";
+import type pg from "pg";
 import { VersionConflictError } from "../core/errors.js";
 import { type EncodedCommit, encodeCommit } from "../journal/encode.js";
+import { pruneBatchSize } from "../journal/prune.js";
 import type {
   ClaimOptions,
   Commit,
@@ -20,11 +21,13 @@ import type {
 import { commitTransaction, StreamRace } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
+import { Pg } from "./driver.js";
 import { isConnectionError, mapPgError } from "./errors.js";
 import * as inbox from "./inbox.js";
 import { OutboxListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
+import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool, withClient } from "./sql.js";
 import * as streams from "./streams.js";
@@ -70,7 +73,7 @@ export class PostgresJournal implements Journal {
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
-      new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
+      new Pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
     guardPool(this.pool, (error) => {
       this.lastPoolError = error;
     });
@@ -186,6 +189,11 @@ export class PostgresJournal implements Journal {
 
   listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {
     return this.read((q) => outbox.listOutbox(q, this.tables, filter));
+  }
+
+  async pruneOutbox(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    return this.run((q) => pruneOutbox(q, this.tables, before, batch));
   }
 
   getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {

@@ -97,7 +97,7 @@ describe("gap reconciliation", () => {
       clock,
       gapTimeoutMs: 10_000,
       metrics: messagingMetrics(),
-      reconcile,
+      ...(reconcile ? { reconcile } : {}),
     });
     return { journal, clock, consumer };
   }

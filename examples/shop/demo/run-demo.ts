@@ -17,6 +17,7 @@ import {
   viewDisagreements,
 } from "./audit.js";
 import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
+import { measureThroughput, type Throughput } from "./throughput.js";
 import { freePort, WorkerSupervisor } from "./worker-process.js";
 
 /**
@@ -31,37 +32,37 @@ export interface DemoOptions {
   seed: number;
   faults: FaultLevel;
   /** A postgres:// URL; the demo works in schema `pgSchema` (dropped and recreated first). Unset: SQLite. */
-  db?: string;
+  db?: string | undefined;
   /** Default `oncely_demo`. */
-  pgSchema?: string;
+  pgSchema?: string | undefined;
   /** SQLite file (deleted with its -wal/-shm first). Default data/demo.db. */
-  sqlitePath?: string;
+  sqlitePath?: string | undefined;
   /** The payment provider charges again on every request; the shop may only look charges up. */
-  paymentNoIdempotency?: boolean;
+  paymentNoIdempotency?: boolean | undefined;
   /** Transport of integration events between the contexts (default in-process, with injected misdelivery). */
-  transport?: "in-process" | "nats";
+  transport?: "in-process" | "nats" | undefined;
   /** Default nats://127.0.0.1:4222. The demo deletes and recreates the stream `SHOP` first. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /**
    * Worker processes sharing the journal (default 1). With more than one, the client spreads its
    * requests over them and kills pick a worker at random: the chaos run.
    */
-  workers?: number;
+  workers?: number | undefined;
   /**
    * With PostgreSQL: terminate every connection of the shop's workers (pg_terminate_backend) about
    * this often (seeded jitter). Unset: never.
    */
-  pgConnectionRestartMs?: number;
+  pgConnectionRestartMs?: number | undefined;
   /** Most worker kills in the run (default: the fault level's). */
-  kills?: number;
+  kills?: number | undefined;
   /** Stop placing new orders after this long (ms); the orders placed by then are driven to the end and audited. */
-  durationMs?: number;
+  durationMs?: number | undefined;
   /** Orders in flight at once (default 8). */
-  concurrency?: number;
-  /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
-  arrivalMs?: number;
+  concurrency?: number | undefined;
+  /** Order i is sent no earlier than i × arrivalMs after the first (default: the fault level's, 40 ms or 0 without faults). */
+  arrivalMs?: number | undefined;
   /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   onProgress?(progress: DemoProgress): void;
 }
 
@@ -107,6 +108,10 @@ export interface DemoResult {
   /** Where the workers' stderr (warnings) went. */
   workerLog: string;
   timedOut: boolean;
+  /** Orders/s end to end and per-order latency; undefined when no order ended. */
+  throughput: Throughput | undefined;
+  /** How the client sent orders: one every `arrivalMs` at most, `inFlight` requests at once, `maxOpen` orders unfinished. */
+  arrival: { arrivalMs: number; inFlight: number; maxOpen: number };
 }
 
 const EFFECT_TIMEOUT_MS = 1000;
@@ -243,7 +248,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     let stopPolling = false;
     const poller = (async () => {
       while (!stopPolling) {
+        const askedAt = Date.now();
         const stats = await api.stats().catch(() => undefined);
+        // /admin/stats reads every order: with thousands of them it costs the worker real time, so the
+        // poll backs off to leave the worker at least two thirds of the time for the orders themselves.
+        const statsMs = Date.now() - askedAt;
         if (stats) {
           perWorker.set(stats.pid, { duplicates: stats.runtime.duplicates, retried: stats.dispatcher?.retried ?? 0 });
           if (stats.integration) {
@@ -257,7 +266,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         }
         progress.kills = killed();
         report();
-        await sleep(300);
+        await sleep(Math.max(300, 2 * statsMs));
       }
     })();
 
@@ -302,17 +311,25 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const requests = Array.from({ length: total }, (_, i) =>
       orderRequest(i, options.seed, orderRandom, profile.replayRate),
     );
-    const placed: { key: string; orderId: string }[] = [];
+    const placed: { key: string; orderId: string; placedAt: number }[] = [];
     const replayMismatches: string[] = [];
     // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
-    const arrivalMs = options.arrivalMs ?? 40;
+    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
+    const arrivalMs = options.arrivalMs ?? profile.arrivalMs;
+    const inFlight = options.concurrency ?? 8;
+    const maxOpen = profile.maxOpenOrders;
+    let opened = 0;
     const placingFrom = Date.now();
     const placingUntil = options.durationMs === undefined ? Number.POSITIVE_INFINITY : placingFrom + options.durationMs;
-    await forEachLimit(requests, options.concurrency ?? 8, async (request) => {
+    await forEachLimit(requests, inFlight, async (request) => {
       await sleep(placingFrom + request.index * arrivalMs - Date.now());
+      // Checked and counted with no await in between, so concurrent senders never overshoot.
+      while (opened - progress.terminal >= maxOpen && Date.now() < deadline) await sleep(20);
+      opened++;
       if (Date.now() >= placingUntil) return;
+      const placedAt = Date.now();
       const first = await api.placeOrder(request.key, request.body);
-      placed.push({ key: request.key, orderId: first.orderId });
+      placed.push({ key: request.key, orderId: first.orderId, placedAt });
       progress.placed++;
       if (request.replay) {
         const again = await api.placeOrder(request.key, request.body);
@@ -327,7 +344,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // Wait for every order to end, acting as operator in the meantime (the poller does that).
     progress.phase = "settling";
     progress.total = placed.length;
-    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
     while (progress.terminal < placed.length && Date.now() < deadline && !failure()) await sleep(200);
     const timedOut = progress.terminal < placed.length;
     doneKilling = true;
@@ -429,6 +445,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       durationMs: Date.now() - started,
       workerLog,
       timedOut,
+      throughput: measureThroughput(placed, views),
+      arrival: { arrivalMs, inFlight, maxOpen },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
@@ -593,9 +611,10 @@ class ShopClient {
   }
 
   async stats(): Promise<StatsAnswer> {
+    // A long timeout: an abandoned request goes on computing in the worker, and the next would pile on it.
     const response = await fetch(`${this.url}/admin/stats`, {
       headers: this.admin,
-      signal: AbortSignal.timeout(3000),
+      signal: AbortSignal.timeout(60_000),
     });
     if (!response.ok) throw new Error(`GET /admin/stats answered ${response.status}`);
     return (await response.json()) as StatsAnswer;

@@ -9,15 +9,15 @@ import { assertStorableText, DEFAULT_ORDER_LIMITS, type OrderLimits } from "./va
 
 export interface AppOptions {
   /** Largest accepted request body in bytes (default 64 KiB); larger ones get 413 before parsing. */
-  bodyLimit?: number;
+  bodyLimit?: number | undefined;
   /** `Authorization: Bearer <adminToken>` opens `/admin/*`; nothing else does. */
   adminToken: string;
   /** Shared with the warehouse, which signs its webhook calls with it. */
   webhookSecret: string;
   /** How far a webhook's signed timestamp may lie from this shop's clock (default 5 minutes). */
-  webhookToleranceMs?: number;
+  webhookToleranceMs?: number | undefined;
   /** Bounds of an order (largest total, most lines). */
-  orderLimits?: OrderLimits;
+  orderLimits?: OrderLimits | undefined;
 }
 
 /** The shop's HTTP API over a context; listening is the caller's business (tests use `inject`). */

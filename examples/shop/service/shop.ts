@@ -12,6 +12,7 @@ import { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { EffectPolicy } from "../../../src/effects/types.js";
 import type { Journal } from "../../../src/journal/types.js";
 import { InboxRetention } from "../../../src/messaging/inbox-retention.js";
+import { OutboxRetention } from "../../../src/messaging/outbox-retention.js";
 import type { Transport } from "../../../src/messaging/transport.js";
 import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
 import type { ShopEnv } from "../config.js";
@@ -36,50 +37,50 @@ import type { OrderLimits } from "./validation.js";
 
 export interface ShopOptions {
   /** Default 3000; 0 picks a free port. */
-  port?: number;
+  port?: number | undefined;
   /** Default 127.0.0.1 (loopback). */
-  host?: string;
+  host?: string | undefined;
   /** See `openJournal`: unset → SQLite `{dataDir}/oncely.db`, `postgres://…`, `sqlite:PATH`, `memory:`. */
-  databaseUrl?: string;
+  databaseUrl?: string | undefined;
   /** Default ./data. */
-  dataDir?: string;
+  dataDir?: string | undefined;
   /** Provider URLs; each one unset starts that fake provider in this process. */
-  paymentUrl?: string;
-  emailUrl?: string;
-  warehouseUrl?: string;
+  paymentUrl?: string | undefined;
+  emailUrl?: string | undefined;
+  warehouseUrl?: string | undefined;
   /** The base URL the warehouse calls back; default the URL this shop listens on. */
-  shopUrl?: string;
+  shopUrl?: string | undefined;
   /** false when the payment provider charges again on every request (default true). */
-  paymentDedups?: boolean;
+  paymentDedups?: boolean | undefined;
   /** Per provider call (default 5000); lease, backoffs and lookup pacing follow from it. */
-  effectTimeoutMs?: number;
-  dispatcherOwner?: string;
-  faults?: Faults;
-  logger?: Logger;
-  clock?: Clock;
-  ids?: IdGenerator;
-  bodyLimit?: number;
+  effectTimeoutMs?: number | undefined;
+  dispatcherOwner?: string | undefined;
+  faults?: Faults | undefined;
+  logger?: Logger | undefined;
+  clock?: Clock | undefined;
+  ids?: IdGenerator | undefined;
+  bodyLimit?: number | undefined;
   /** Transport of integration events: `in-process` (default) or `nats` (JetStream stream `SHOP`). */
-  transport?: ShopTransportKind;
+  transport?: ShopTransportKind | undefined;
   /** NATS server URL (default nats://127.0.0.1:4222); with `transport: "nats"`. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /** In-process transport only: duplicated, delayed and reordered delivery of integration events. */
-  integrationFaults?: InProcessFaultKnobs;
+  integrationFaults?: InProcessFaultKnobs | undefined;
   /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
-  gapTimeoutMs?: number;
+  gapTimeoutMs?: number | undefined;
   /** Bearer token of `/admin/*`. Unset: generated (see `Shop.adminToken`), allowed only on a loopback host. */
-  adminToken?: string;
+  adminToken?: string | undefined;
   /**
    * Secret shared with the warehouse, which signs its webhook calls with it. Required with
    * `warehouseUrl`; unset with the in-process warehouse: generated and handed to both.
    */
-  webhookSecret?: string;
+  webhookSecret?: string | undefined;
   /** How far a webhook's signed timestamp may lie from the clock (default 5 minutes). */
-  webhookToleranceMs?: number;
+  webhookToleranceMs?: number | undefined;
   /** Bounds of an order at the API (largest total in minor units, most lines). */
-  orderLimits?: OrderLimits;
+  orderLimits?: OrderLimits | undefined;
   /** Source of generated tokens and secrets (default node:crypto's). */
-  randomBytes?: (size: number) => Buffer;
+  randomBytes?: ((size: number) => Buffer) | undefined;
 }
 
 export interface Shop {
@@ -168,7 +169,7 @@ export function shopEffectPolicy(timeoutMs: number): Partial<EffectPolicy> {
 /**
  * Starts the whole shop in this process: journal, runtime with every context's actors (order,
  * payment, shipment, fulfillment), one dispatcher with the three handlers (effects and actor
- * messages), the transport with the relay and the contexts' consumers, the inbox retention job,
+ * messages), the transport with the relay and the contexts' consumers, the inbox and outbox retention jobs,
  * the fake providers it was not given URLs for, and the HTTP server. `close()` stops them in
  * reverse order.
  */
@@ -264,7 +265,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       gapTimeoutMs: options.gapTimeoutMs,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
-    const retention = new InboxRetention({ journal, clock, logger });
+    // Both dedup records are kept for the default redelivery window (7 days), pruned hourly.
+    const retention = [new InboxRetention({ journal, clock, logger }), new OutboxRetention({ journal, clock, logger })];
 
     const ctx: ShopContext = {
       runtime,
@@ -296,8 +298,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     closers.push(() => dispatcher.stop());
     await contexts.start();
     closers.push(() => contexts.stop());
-    retention.start();
-    closers.push(() => retention.stop());
+    for (const job of retention) {
+      job.start();
+      closers.push(() => job.stop());
+    }
     logger.info({ url, journal: journal.backend, transport: transport.name, providers: providerUrls }, "shop started");
     return {
       url,

@@ -47,7 +47,7 @@ const started = performance.now();
 let report: SeedsReport;
 if (options.seed !== undefined) {
   const steps = options.replay === undefined ? options.steps : parseSteps(options.replay);
-  const result = await simulate(system, { seed: options.seed, steps, alwaysRecover: options.alwaysRecover });
+  const result = await simulate(system, { seed: options.seed, steps, alwaysRecover: options.alwaysRecover === true });
   report = {
     seeds: 1,
     steps: result.steps.length,
@@ -67,7 +67,7 @@ if (options.seed !== undefined) {
   bar?.start(options.seeds, 0, { violations });
   report = await runSeeds(
     system,
-    { first: options.first, count: options.seeds, steps: options.steps, alwaysRecover: options.alwaysRecover },
+    { first: options.first, count: options.seeds, steps: options.steps, alwaysRecover: options.alwaysRecover === true },
     (result) => {
       violations += result.violations.length;
       bar?.increment(1, { violations });

@@ -15,11 +15,11 @@ import {
 /** Misbehaviour to inject, for tests and the demo. All choices come from the seeded `random`. */
 export interface InProcessFaultKnobs {
   /** Probability that a delivery is followed by an extra copy of the same message. */
-  duplicateRate?: number;
+  duplicateRate?: number | undefined;
   /** Each delivery waits a random 0..maxDelayMs (clock time) first, which also reorders. */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Published messages are buffered up to this many and handed out shuffled. */
-  reorderWindow?: number;
+  reorderWindow?: number | undefined;
 }
 
 export interface InProcessTransportOptions {

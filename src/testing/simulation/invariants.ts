@@ -95,7 +95,8 @@ export const replayEqualsLive: Invariant = {
       if (!definition) continue;
       const { id } = parseAddress(address);
       const live = await world.runtime.state(address);
-      const full = await recover(world.journal, { ...definition, snapshot: undefined }, address, id, silentLogger);
+      const { snapshot: _ignored, ...withoutSnapshots } = definition;
+      const full = await recover(world.journal, withoutSnapshots, address, id, silentLogger);
       const fromSnapshot = await recover(world.journal, definition, address, id, silentLogger);
       if (!isDeepStrictEqual(json(live.state), json(full.state))) {
         problems.push(`${address}: live state differs from full replay`);

@@ -96,13 +96,13 @@ export interface WarehouseProviderOptions {
   host?: string;
   seed?: number;
   faults?: Partial<WarehouseFaults>;
-  ledgerPath?: string;
+  ledgerPath?: string | undefined;
   /** Base URL of the shop that receives the webhook. May be set later with `setShopUrl`. */
-  shopUrl?: string;
+  shopUrl?: string | undefined;
   /** Shared with the shop: every webhook call is signed with it (`Oncely-Signature`). */
   webhookSecret: string;
   /** Time from picklist to shipment. Default 50. */
-  shipDelayMs?: number;
+  shipDelayMs?: number | undefined;
   webhook?: Partial<WebhookRetry>;
   clock?: Clock;
   ids?: IdGenerator;
