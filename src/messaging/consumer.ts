@@ -73,10 +73,15 @@ export const sourceStreamOf = (envelope: Envelope): string => `${envelope.source
  * `(<name>#doc, <collection>/<id>)` used as the document's revision), so two instances of one
  * consumer never lose an update.
  *
- * Sequenced mode: a checkpoint per producer stream (`source/aggregateId`). A version at or below
- * it is a duplicate; one past a gap is parked in the journal; the next expected version is applied
+ * Sequenced mode: a checkpoint per producer stream (`source/aggregateId`). A copy of a handled
+ * event is a duplicate; one past a gap is parked in the journal; the next expected version is applied
  * together with the checkpoint advance and its unpark, then parked successors are released in
  * order. Gaps are watched by `checkGaps` (alert once + reconciliation hook, never silent).
+ *
+ * Conflicts are never silent (see `./conflicts.ts`): the same eventId with other content, or another
+ * eventId at a version already taken or parked, is dead-lettered with reason `conflict` and counted;
+ * a sequenced event the handler has no key/route for is dead-lettered (`unhandled`) without taking
+ * its version.
  *
  * Failure windows: a command handler sends to the actor (deduplicated by the actor's inbox) and
  * then commits the consumer's inbox/checkpoint; a crash between the two makes the redelivery
