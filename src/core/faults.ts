@@ -21,6 +21,8 @@ export const FAULT_POINTS = [
   "delivery.inboxRecorded",
   /** A sequenced consumer stored its checkpoint. */
   "consumer.checkpointStored",
+  /** The relay holds the lease on an integration event's row and is about to publish it (nothing sent yet). */
+  "relay.beforePublish",
   /** The relay published an integration event; the outbox row is not yet marked. */
   "relay.published",
 ] as const;

@@ -40,7 +40,9 @@ export interface RelayOptions {
  * `inStreamOrder`, so per producing stream they are published in commit order (a later event
  * waits while an earlier one is pending or leased, including during its retry backoff).
  *
- * Failure window: between `transport.publish` and marking the row done (fault point
+ * Failure window: before `transport.publish` (fault point "relay.beforePublish") a crash leaves
+ * the row leased and unpublished; it is claimed again when the lease expires, nothing is lost.
+ * Between `transport.publish` and marking the row done (fault point
  * "relay.published") a crash leaves the row leased; after the lease expires it is published
  * again with the same eventId. That is harmless: the broker dedups by eventId (`Nats-Msg-Id`
  * within its window) and every consumer dedups in its inbox.
@@ -140,6 +142,9 @@ export class Relay {
       );
       return;
     }
+    // A crash here leaves the row leased and unpublished: it is published after the lease expires.
+    // Marking it done before publishing would lose it right here.
+    await this.faults.hit("relay.beforePublish");
     try {
       await this.transport.publish(envelope, this.subjectOf(envelope));
     } catch (error) {

@@ -91,7 +91,7 @@ export const replayEqualsLive: Invariant = {
   async check(world) {
     const problems: string[] = [];
     for (const address of await world.journal.listStreams("")) {
-      const definition = world.system.actors.find((a) => a.type === parseAddress(address).type);
+      const definition = world.actors.find((a) => a.type === parseAddress(address).type);
       if (!definition) continue;
       const { id } = parseAddress(address);
       const live = await world.runtime.state(address);
@@ -117,7 +117,7 @@ export const everyWorkflowTerminal: Invariant = {
     if (!isTerminal) return [];
     const problems: string[] = [];
     for (const address of await world.journal.listStreams("")) {
-      const definition = world.system.actors.find((a) => a.type === parseAddress(address).type);
+      const definition = world.actors.find((a) => a.type === parseAddress(address).type);
       if (!definition) continue;
       const { state } = await world.runtime.state(address);
       if (!isTerminal(address, state)) problems.push(`${address} is not terminal: ${JSON.stringify(state)}`);
