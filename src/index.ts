@@ -40,6 +40,7 @@ export {
   IdempotencyKeyReusedError,
   InvalidInputError,
   isRetryable,
+  MessageConflictError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,
@@ -47,7 +48,9 @@ export {
   RetryableError,
   StorageUnavailableError,
   TerminalError,
+  TerminalStorageError,
   toError,
+  UnhandledEventError,
   VersionConflictError,
 } from "./core/errors.js";
 export {
@@ -62,6 +65,7 @@ export {
 export { type Logger, silentLogger } from "./core/logger.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export { isStorableText, unstorableReason } from "./core/storable-text.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The journal contract (back ends implement it)

@@ -15,6 +15,7 @@ import { type Faults, noFaults } from "./faults.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { recover } from "./recovery.js";
+import { assertStorableText } from "./storable-text.js";
 
 export interface RuntimeOptions {
   journal: Journal;
@@ -114,6 +115,9 @@ export class Runtime {
 
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
   send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
+    // Refused here, with the field named, rather than by the store after the decision ran.
+    const { messageId, causationId, correlationId } = options;
+    assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
     return this.mailboxes.run(address, () => this.handle(definition, address, command, options));
   }

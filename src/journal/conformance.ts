@@ -5,6 +5,7 @@ import {
   VersionConflictError,
 } from "../core/errors.js";
 import type { ConformanceTestApi } from "./conformance-api.js";
+import { storableTextConformance } from "./conformance-storable.js";
 import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";
 
 export type { ConformanceAssertion, ConformanceTestApi } from "./conformance-api.js";
@@ -75,6 +76,8 @@ export function journalConformance(
     afterEach(async () => {
       await subject.cleanup();
     });
+
+    storableTextConformance(api, () => j);
 
     /** Everything a commit can write, so atomicity tests can check that none of it landed. */
     const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({

@@ -6,7 +6,10 @@ export {
   encodeEnvelope,
   envelopeFromOutbox,
   envelopeSchema,
+  MAX_AGGREGATE_VERSION,
   parseEnvelope,
+  storableJson,
+  storableText,
 } from "./envelope.js";
 export { type Advance, derived, IllegalTransitionError, type Monotonic, monotonic } from "./facts.js";
 export {

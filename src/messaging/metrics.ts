@@ -11,6 +11,7 @@ export interface MessagingMetrics {
   backwards: Counter<"consumer" | "fact">;
   deadLetters: Counter<"consumer">;
   rejected: Counter<"consumer" | "reason">;
+  conflicts: Counter<"consumer" | "kind">;
   gapAlerts: Counter<"consumer">;
   parked: Gauge<"consumer">;
   published: Counter<"relay">;
@@ -47,6 +48,12 @@ export function messagingMetrics(registry: Registry = new Registry()): Messaging
       name: "oncely_consumer_rejected_total",
       help: "Messages refused because their authenticity could not be verified (then dead-lettered), by reason",
       labelNames: ["consumer", "reason"],
+      registers,
+    }),
+    conflicts: new Counter({
+      name: "oncely_consumer_conflicts_total",
+      help: "Messages contradicting one already handled (kind payload: same eventId, other content; version: other eventId at a held version)",
+      labelNames: ["consumer", "kind"],
       registers,
     }),
     gapAlerts: new Counter({

@@ -25,8 +25,7 @@ export interface ShopWorld {
   transport: InProcessTransport;
 }
 
-export function shopWorld(): ShopWorld {
-  const journal = memoryJournal();
+export function shopWorld(journal: Journal = memoryJournal()): ShopWorld {
   const clock = new SimulatedClock(Date.UTC(2026, 0, 1));
   const runtime = createRuntime({ journal, actors: SHOP_ACTORS, clock, ids: sequentialIds("e") });
   const transport = new InProcessTransport({ clock });
@@ -79,8 +78,10 @@ const failed = (key: string, kind: string, error: string, via: "run" | "operator
  * picklist is followed by the warehouse's webhook, and every published event goes to every
  * consumer in publication order. Returns the integration events in publication order.
  */
-export async function produce(scripts: OrderScript[]): Promise<{ world: ShopWorld; envelopes: Envelope[] }> {
-  const world = shopWorld();
+export async function produce(
+  scripts: OrderScript[],
+  world: ShopWorld = shopWorld(),
+): Promise<{ world: ShopWorld; envelopes: Envelope[] }> {
   const envelopes = await drive(world, scripts, async (envelope) => {
     for (const consumer of allConsumers(world)) await consumer.handle(envelope);
   });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
+import { unstorableReason } from "../../../src/core/storable-text.js";
 
 /**
  * The bounds of the shop's HTTP API, in one place. Everything a client sends passes here before it
@@ -25,18 +26,8 @@ export const MAX_EMAIL_LENGTH = 254;
 export const MAX_SKU_LENGTH = 64;
 export const MAX_QUANTITY = 10_000;
 
-// A NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding U+0000 is the point of this check
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Why `text` cannot be stored on every back end, or undefined when it can. */
-export function unstorableTextReason(text: string): string | undefined {
-  const match = UNSTORABLE.exec(text);
-  if (!match) return undefined;
-  return match[0] === "\u0000"
-    ? `must not contain NUL (U+0000) (at character ${match.index})`
-    : `must not contain an unpaired UTF-16 surrogate (at character ${match.index})`;
-}
+/** Why `text` cannot be stored on every back end, or undefined when it can (the library's one rule). */
+export const unstorableTextReason = unstorableReason;
 
 /**
  * The first string (or object key) anywhere in a parsed JSON value, a query or route parameters
