@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 // Test tier by file suffix: *.unit.test.ts, *.int.test.ts (real PostgreSQL / NATS / SQLite files,
 // child processes), *.e2e.test.ts (the shop over HTTP).
 export default defineConfig({
+  // `import … from "oncely"` (the examples) resolves to the sources through tsconfig.json "paths".
+  resolve: { tsconfigPaths: true },
   test: {
     projects: [
       { extends: true, test: { name: "unit", include: ["**/*.unit.test.ts"], exclude: ["node_modules/**"] } },

@@ -2,19 +2,31 @@ import { cpus } from "node:os";
 import { benchEffects } from "./effects.js";
 import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
+import { benchWorkflow } from "./workflow.js";
+import { benchPeers } from "./workflow-peers.js";
 
 /**
  * `npm run bench`: runs each section in turn and prints its figures. Pass section names to run
- * only those (`npm run bench -- effects`). Figures only: nothing here asserts a timing.
+ * only those (`npm run bench -- effects`); options such as `--orders 500` go to the sections that
+ * take them. Sections marked `onlyWhenNamed` (they install packages or take minutes) run only when
+ * named. Figures only: nothing here asserts a timing.
  */
-const sections: { name: string; run: (print: (line: string) => void) => Promise<void> }[] = [
+const sections: {
+  name: string;
+  run: (print: (line: string) => void) => Promise<void>;
+  onlyWhenNamed?: boolean;
+}[] = [
   { name: "journal", run: benchJournal },
   { name: "effects", run: benchEffects },
   { name: "integration events", run: benchEvents },
+  { name: "workflow", run: benchWorkflow },
+  { name: "peers", run: benchPeers, onlyWhenNamed: true },
 ];
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const only = process.argv.slice(2);
+const args = process.argv.slice(2);
+// Section names are the arguments that are neither an option nor an option's value.
+const only = args.filter((arg, i) => !arg.startsWith("--") && !args[i - 1]?.startsWith("--"));
 const unknown = only.filter((name) => !sections.some((s) => s.name.startsWith(name)));
 if (unknown.length > 0) {
   process.stderr.write(
@@ -22,8 +34,11 @@ if (unknown.length > 0) {
   );
   process.exit(2);
 }
+const chosen = sections.filter((s) =>
+  only.length === 0 ? !s.onlyWhenNamed : only.some((name) => s.name.startsWith(name)),
+);
 print(`oncely bench — node ${process.version}, ${cpus().length} CPUs, ${new Date().toISOString()}`);
-for (const section of sections.filter((s) => only.length === 0 || only.some((name) => s.name.startsWith(name)))) {
+for (const section of chosen) {
   print(`\n## ${section.name}`);
   const started = performance.now();
   await section.run(print);

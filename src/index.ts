@@ -4,9 +4,12 @@
  * order, without ever rolling state back.
  *
  * Back ends come from subpaths (`oncely/sqlite`, `oncely/postgres`, `oncely/nats`), test tools
- * from `oncely/testing`. This entry point imports none of them.
+ * from `oncely/testing`. This entry point imports none of them statically, so it needs no driver;
+ * `openJournal(url)` imports the one back end its URL names when called.
  */
 
+// Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
+export { openJournal } from "./cli/open-journal.js";
 // Actors and the runtime
 export { type ActorDefinition, type AnyActor, defineActor, type SnapshotPolicy } from "./core/actor.js";
 export { type Address, formatAddress, parseAddress } from "./core/address.js";
@@ -37,6 +40,7 @@ export {
   IdempotencyKeyReusedError,
   InvalidInputError,
   isRetryable,
+  MessageConflictError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,
@@ -44,12 +48,24 @@ export {
   RetryableError,
   StorageUnavailableError,
   TerminalError,
+  TerminalStorageError,
   toError,
+  UnhandledEventError,
   VersionConflictError,
 } from "./core/errors.js";
-export { FAULT_POINTS, type FaultPoint, type Faults, faultsFromEnv, noFaults } from "./core/faults.js";
+export {
+  ArmableFaults,
+  FAULT_POINTS,
+  type FaultAction,
+  type FaultPoint,
+  type Faults,
+  faultsFromEnv,
+  noFaults,
+} from "./core/faults.js";
 export { type Logger, silentLogger } from "./core/logger.js";
+export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export { isStorableText, unstorableReason } from "./core/storable-text.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The journal contract (back ends implement it)

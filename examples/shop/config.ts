@@ -1,4 +1,9 @@
 import { z } from "zod";
+import { shopKeysVariable } from "./integration/keys.js";
+import { natsPasswordsVariable } from "./integration/nats-users.js";
+import { MIN_WEBHOOK_SECRET_LENGTH } from "./providers/shared/webhook-signature.js";
+import { ADMIN_TOKEN_PATTERN, ADMIN_TOKEN_RULE } from "./service/admin-auth.js";
+import { DEFAULT_ORDER_LIMITS } from "./service/validation.js";
 
 /**
  * The shop's configuration, from environment variables only (twelve-factor). Every value is
@@ -40,6 +45,10 @@ export const shopEnvSchema = z.strictObject({
     .string()
     .regex(/^(nats|tls):\/\/.+/, "must be a nats:// URL such as nats://127.0.0.1:4222")
     .optional(),
+  /** Signing keys of the contexts' integration events, JSON (see integration/keys.ts); unset: development keys. */
+  SHOP_SIGNING_KEYS: shopKeysVariable.optional(),
+  /** NATS: `{"ordering":"…","payment":"…",…}`, each context connects as its own user (integration/nats-users.ts). */
+  NATS_PASSWORDS: natsPasswordsVariable.optional(),
   /** In-process transport only: probability that an integration event is delivered twice. */
   INTEGRATION_DUPLICATE_RATE: z.coerce.number<string>().min(0).max(1).optional(),
   /** In-process transport only: each delivery waits 0..N ms (which also reorders). */
@@ -48,6 +57,29 @@ export const shopEnvSchema = z.strictObject({
   INTEGRATION_REORDER_WINDOW: z.coerce.number<string>().int().min(0).max(1000).optional(),
   /** A gap in a producer's sequence open longer than this is alerted. */
   GAP_TIMEOUT_MS: z.coerce.number<string>().int().min(100).max(3_600_000).optional(),
+  /** Bearer token of `/admin/*`; unset: generated and printed, allowed only on a loopback HOST. */
+  ONCELY_ADMIN_TOKEN: z.string().regex(ADMIN_TOKEN_PATTERN, ADMIN_TOKEN_RULE).optional(),
+  /** Shared with the warehouse, which signs its webhooks with it; required with WAREHOUSE_URL. */
+  WAREHOUSE_WEBHOOK_SECRET: z
+    .string()
+    .min(MIN_WEBHOOK_SECRET_LENGTH, `must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`)
+    .optional(),
+  /** How far a webhook's signed timestamp may lie from the shop's clock. */
+  WEBHOOK_TOLERANCE_S: z.coerce.number<string>().int("must be an integer").min(1).max(86_400).default(300),
+  /** Largest order total in minor units (cents). */
+  MAX_ORDER_TOTAL: z.coerce
+    .number<string>()
+    .int("must be an integer")
+    .min(1)
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(DEFAULT_ORDER_LIMITS.maxOrderTotal),
+  /** Most lines per order. */
+  MAX_ORDER_LINES: z.coerce
+    .number<string>()
+    .int("must be an integer")
+    .min(1)
+    .max(10_000)
+    .default(DEFAULT_ORDER_LIMITS.maxLines),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("warn"),
 });
 
@@ -73,7 +105,7 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
     throw new ShopConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? "environment");
-        const shown = raw[name] === undefined ? "" : ` (got "${redact(raw[name])}")`;
+        const shown = raw[name] === undefined || SECRETS.has(name) ? "" : ` (got "${redact(raw[name])}")`;
         return `${name}: ${issue.message}${shown}`;
       }),
     );
@@ -81,5 +113,7 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
   return parsed.data;
 }
 
-/** Never echo a password back into an error message. */
+/** Never echo a token, a secret, a key or a password (or a URL's password, below) back into an error message. */
+const SECRETS = new Set(["ONCELY_ADMIN_TOKEN", "WAREHOUSE_WEBHOOK_SECRET", "SHOP_SIGNING_KEYS", "NATS_PASSWORDS"]);
+
 const redact = (value: string) => value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");

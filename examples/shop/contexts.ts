@@ -18,6 +18,7 @@ import { type Envelope, envelopeFromOutbox } from "../../src/messaging/envelope.
 import { GAP_ALERTS, type GapAlert, type GapDecision, type GapInfo } from "../../src/messaging/gaps.js";
 import { type MessagingMetrics, messagingMetrics } from "../../src/messaging/metrics.js";
 import { Relay } from "../../src/messaging/relay.js";
+import type { Signer } from "../../src/messaging/signing.js";
 import { subjectFor } from "../../src/messaging/subjects.js";
 import type { Subscription, Transport } from "../../src/messaging/transport.js";
 import { type InProcessFaultKnobs, InProcessTransport } from "../../src/messaging/transports/in-process.js";
@@ -25,6 +26,8 @@ import { connectNats } from "../../src/nats/connection.js";
 import { NatsTransport } from "../../src/nats/transport.js";
 import { FULFILLMENT_CONSUMES, fulfillment } from "./fulfillment/process.js";
 import { SHOP_STREAM, SHOP_SUBJECT_PREFIX, SHOP_SUBJECTS } from "./integration/events.js";
+import { devShopKeys, type ShopKeys, shopSigner, shopVerifier } from "./integration/keys.js";
+import { type NatsPasswords, transportPerUser } from "./integration/nats-users.js";
 import { orderActor } from "./ordering/actor.js";
 import { ORDERING_CONSUMES, orderingRoute } from "./ordering/integration.js";
 import { PAYMENT_CONSUMES, paymentActor, paymentRoute } from "./payment/actor.js";
@@ -82,7 +85,7 @@ export interface ShopContextsOptions {
    */
   relayLeaseMs?: number;
   /** A gap in a producer stream open longer than this is alerted (timeline consumer). Default 30 s. */
-  gapTimeoutMs?: number;
+  gapTimeoutMs?: number | undefined;
   /** How often gaps are checked. Default a quarter of the timeout. */
   gapCheckMs?: number;
   /** Deliveries before a failing message is dead-lettered. Default 5. */
@@ -94,6 +97,11 @@ export interface ShopContextsOptions {
    * the ones that were consumed.
    */
   republishWindowMs?: number;
+  /**
+   * Each context's signing keys: the relay signs with them and every consumer verifies against
+   * them (what does not verify is dead-lettered, never handled). Default: the development keys.
+   */
+  keys?: ShopKeys | undefined;
 }
 
 export interface IntegrationStats {
@@ -136,11 +144,15 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
   const faults = options.faults ?? noFaults;
   const metrics = messagingMetrics(options.registry);
   const gapTimeoutMs = options.gapTimeoutMs ?? 30_000;
-  const common = { journal, clock, ids, logger, faults, metrics, maxDeliveries: options.maxDeliveries ?? 5 };
+  const keys = options.keys ?? devShopKeys();
+  const signer = shopSigner(keys);
+  const verifier = shopVerifier(keys);
+  const common = { journal, clock, ids, logger, faults, metrics, verifier, maxDeliveries: options.maxDeliveries ?? 5 };
 
   const relay = new Relay({
     journal,
     transport,
+    signer,
     subjectPrefix: SHOP_SUBJECT_PREFIX,
     owner: options.relayOwner ?? "shop-relay",
     leaseMs: options.relayLeaseMs ?? 30_000,
@@ -207,7 +219,8 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
         subscriptions.push(await consumer.subscribe(transport, { subjects: subjects[name] }));
       }
       if (transport instanceof InProcessTransport) {
-        republished = await republishRecent(journal, transport, clock.now() - (options.republishWindowMs ?? 600_000));
+        const since = clock.now() - (options.republishWindowMs ?? 600_000);
+        republished = await republishRecent(journal, transport, signer, since);
       }
       relay.start();
       stopGapWatch = consumers.timeline.watchGaps(options.gapCheckMs ?? Math.max(100, Math.floor(gapTimeoutMs / 4)));
@@ -239,13 +252,13 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
 }
 
 /** Publish again the event rows done since `since` (in-process transport after a restart). */
-async function republishRecent(journal: Journal, transport: Transport, since: number): Promise<number> {
+async function republishRecent(journal: Journal, transport: Transport, signer: Signer, since: number): Promise<number> {
   const rows = await journal.listOutbox({ category: "event", status: "done" });
   let n = 0;
   for (const row of rows) {
     if (row.updatedAt < since) continue;
     const envelope = envelopeFromOutbox(row);
-    await transport.publish(envelope, subjectFor(SHOP_SUBJECT_PREFIX, envelope));
+    await transport.publish(signer.sign(envelope), subjectFor(SHOP_SUBJECT_PREFIX, envelope));
     n++;
   }
   return n;
@@ -287,9 +300,13 @@ export type ShopTransportKind = "in-process" | "nats";
 export interface ShopTransportOptions {
   kind: ShopTransportKind;
   /** NATS server(s), default nats://127.0.0.1:4222. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
+  /** NATS only: each context connects as its own user (see integration/nats-users.ts). Unset: one anonymous connection. */
+  natsPasswords?: NatsPasswords | undefined;
+  /** NATS only: stream name (default `SHOP`). */
+  stream?: string | undefined;
   /** In-process only: duplicated, delayed and reordered delivery. */
-  faults?: InProcessFaultKnobs;
+  faults?: InProcessFaultKnobs | undefined;
   clock?: Clock;
   random?: Random;
   logger?: Logger;
@@ -305,12 +322,21 @@ export async function createShopTransport(options: ShopTransportOptions): Promis
       faults: options.faults ?? {},
     });
   }
-  const connection = await connectNats(options.natsUrl ?? "nats://127.0.0.1:4222", { name: "oncely-shop" });
+  const passwords = options.natsPasswords;
+  if (passwords) return transportPerUser((user) => openNats(options, { user, pass: passwords[user] }));
+  return openNats(options, {});
+}
+
+async function openNats(options: ShopTransportOptions, as: { user?: string; pass?: string }): Promise<Transport> {
+  const connection = await connectNats(options.natsUrl ?? "nats://127.0.0.1:4222", {
+    name: `oncely-shop${as.user ? `-${as.user}` : ""}`,
+    ...as,
+  });
   try {
     return await NatsTransport.create({
       connection,
       ownsConnection: true,
-      stream: SHOP_STREAM,
+      stream: options.stream ?? SHOP_STREAM,
       subjects: SHOP_SUBJECTS,
       ...(options.logger ? { logger: options.logger } : {}),
     });

@@ -5,6 +5,8 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { InvalidInputError } from "../core/errors.js";
 import type { Journal } from "../journal/types.js";
 import { pruneInbox } from "../messaging/inbox-retention.js";
+import { pruneOutbox } from "../messaging/outbox-retention.js";
+import { parseDuration } from "./duration.js";
 
 const days = z.coerce.number({ error: "must be a number of days" }).positive("must be more than 0 days");
 
@@ -13,7 +15,7 @@ export interface JournalCommandsOptions {
   clock?: Clock;
 }
 
-/** Journal-level commands: schema, streams, inbox retention. */
+/** Journal-level commands: schema, streams, inbox and outbox retention. */
 export function registerJournalCommands(
   program: Command,
   openJournal: () => Promise<Journal>,
@@ -61,5 +63,24 @@ export function registerJournalCommands(
       const journal = await openJournal();
       const removed = await pruneInbox(journal, { now: clock.now(), retentionMs: parsed.data * 86_400_000 });
       out(`removed ${removed} inbox records older than ${parsed.data} days`);
+    });
+
+  program
+    .command("outbox-prune")
+    .description(
+      "delete done outbox rows older than the retention window (never pending, leased, unknown or dead ones)",
+    )
+    .option("--older-than <duration>", "retention window, e.g. 7d or 36h; not shorter than the redelivery window", "7d")
+    .option(
+      "--redelivery-window <duration>",
+      "longest time within which a request may be delivered again (as the inbox's retention)",
+      "7d",
+    )
+    .action(async (flags: { olderThan: string; redeliveryWindow: string }) => {
+      const retentionMs = parseDuration("--older-than", flags.olderThan);
+      const redeliveryWindowMs = parseDuration("--redelivery-window", flags.redeliveryWindow);
+      const journal = await openJournal();
+      const removed = await pruneOutbox(journal, { now: clock.now(), retentionMs, redeliveryWindowMs });
+      out(`removed ${removed} done outbox rows older than ${flags.olderThan}`);
     });
 }

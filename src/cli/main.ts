@@ -12,7 +12,7 @@ import { registerReconcileCommands } from "./reconcile.js";
  */
 const program = new Command()
   .name("oncely")
-  .description("Operate an oncely journal: effects, reconciliation, dead letters, inbox retention, streams.")
+  .description("Operate an oncely journal: effects, reconciliation, dead letters, inbox and outbox retention, streams.")
   .option("--db <url>", "journal: postgres://…, sqlite:PATH, or unset for ./data/oncely.db", process.env.DATABASE_URL)
   .showHelpAfterError()
   .exitOverride();

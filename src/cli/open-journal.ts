@@ -3,8 +3,6 @@ import { dirname, join } from "node:path";
 import { InvalidInputError } from "../core/errors.js";
 import { MemoryJournal } from "../journal/memory.js";
 import type { Journal } from "../journal/types.js";
-import { postgresJournal } from "../postgres/index.js";
-import { sqliteJournal } from "../sqlite/index.js";
 
 const ACCEPTED =
   "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name), memory:, sqlite:PATH, file:PATH";
@@ -18,7 +16,7 @@ const ACCEPTED =
  * await openJournal("sqlite:/var/lib/shop/journal.db");
  */
 export async function openJournal(url: string | undefined, options: { dataDir?: string } = {}): Promise<Journal> {
-  const journal = selectJournal(url, options);
+  const journal = await selectJournal(url, options);
   try {
     await journal.migrate();
   } catch (error) {
@@ -28,7 +26,9 @@ export async function openJournal(url: string | undefined, options: { dataDir?: 
   return journal;
 }
 
-function selectJournal(url: string | undefined, options: { dataDir?: string }): Journal {
+// The back ends are imported only when a URL names them: each needs its own driver (an optional
+// peer dependency), and `oncely --help` or a SQLite-only application must not need the others.
+async function selectJournal(url: string | undefined, options: { dataDir?: string }): Promise<Journal> {
   if (url === undefined || url === "") return sqliteAt(join(options.dataDir ?? "./data", "oncely.db"));
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     let parsed: URL;
@@ -39,6 +39,7 @@ function selectJournal(url: string | undefined, options: { dataDir?: string }): 
     }
     const schema = parsed.searchParams.get("schema") ?? undefined;
     parsed.searchParams.delete("schema");
+    const { postgresJournal } = await import("../postgres/index.js");
     return postgresJournal({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
   }
   if (url === "memory:") return new MemoryJournal();
@@ -55,7 +56,8 @@ function selectJournal(url: string | undefined, options: { dataDir?: string }): 
   throw new InvalidInputError(`unsupported journal URL "${redact(url)}"`, [ACCEPTED]);
 }
 
-function sqliteAt(path: string): Journal {
+async function sqliteAt(path: string): Promise<Journal> {
+  const { sqliteJournal } = await import("../sqlite/index.js");
   mkdirSync(dirname(path), { recursive: true });
   return sqliteJournal({ path });
 }

@@ -95,6 +95,35 @@ export class OperationInProgressError extends RetryableError {
 /** The store could not be reached or failed mid-call; the outcome of a write may be unknown. */
 export class StorageUnavailableError extends RetryableError {}
 
+/**
+ * The store refused a value that no retry can make storable (NUL or an unpaired surrogate in
+ * text, a number out of a column's range, text that is not valid JSON...). Back ends map their
+ * own error codes to it, so the core can dead-letter such a message at once without knowing them.
+ */
+export class TerminalStorageError extends TerminalError {}
+
+/**
+ * A message contradicts one already handled: the same id with another content, or another id
+ * at a sequence position already taken. Never a silent duplicate: the consumer dead-letters it
+ * with reason `conflict` and counts it.
+ */
+export class MessageConflictError extends TerminalError {
+  constructor(
+    message: string,
+    readonly kind: "payload" | "version",
+    /** What was held before (hash, eventId, envelope), for the dead letter. */
+    readonly held: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A sequenced consumer has no handler for an event (its projection gives no key, its router no
+ * command): the event must not take its version silently; it is dead-lettered and the sequence holds.
+ */
+export class UnhandledEventError extends TerminalError {}
+
 /** No actor type, effect handler or consumer is registered under a name. */
 export class NotRegisteredError extends TerminalError {}
 

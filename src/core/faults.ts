@@ -21,6 +21,8 @@ export const FAULT_POINTS = [
   "delivery.inboxRecorded",
   /** A sequenced consumer stored its checkpoint. */
   "consumer.checkpointStored",
+  /** The relay holds the lease on an integration event's row and is about to publish it (nothing sent yet). */
+  "relay.beforePublish",
   /** The relay published an integration event; the outbox row is not yet marked. */
   "relay.published",
 ] as const;
@@ -94,15 +96,10 @@ export function faultsFromEnv(value: string | undefined): Faults {
     if (mode !== "throw" && mode !== "kill") {
       throw new Error(`ONCELY_FAULT mode must be "throw" or "kill", got "${mode}"`);
     }
-    faults.arm(point as FaultPoint, {
-      after: Number(after),
-      action:
-        mode === "kill"
-          ? () => {
-              process.kill(process.pid, "SIGKILL");
-            }
-          : undefined,
-    });
+    const kill = () => {
+      process.kill(process.pid, "SIGKILL");
+    };
+    faults.arm(point as FaultPoint, { after: Number(after), ...(mode === "kill" ? { action: kill } : {}) });
   }
   return faults;
 }

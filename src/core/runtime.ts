@@ -17,6 +17,7 @@ import type { HandOver } from "./hand-over.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { recover } from "./recovery.js";
+import { assertStorableText } from "./storable-text.js";
 
 export interface RuntimeOptions {
   journal: Journal;
@@ -124,6 +125,9 @@ export class Runtime {
 
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
   send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
+    // Refused here, with the field named, rather than by the store after the decision ran.
+    const { messageId, causationId, correlationId } = options;
+    assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
     return this.mailboxes.run(address, () => this.handle(definition, address, command, options));
   }
@@ -197,7 +201,8 @@ export class Runtime {
           version: activation.version,
         });
       } catch (error) {
-        const prior = messageId === undefined ? undefined : await this.priorReply(definition, address, messageId);
+        const prior =
+          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome);
         if (prior) return prior;
         throw error;
       }
@@ -226,7 +231,7 @@ export class Runtime {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
-          const prior = await this.priorReply(definition, address, messageId);
+          const prior = await this.priorReply(definition, address, messageId, outcome);
           if (prior) return prior;
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
@@ -287,10 +292,19 @@ export class Runtime {
   }
 
   /** The stored reply of a message this actor already handled, with the actor's current version. */
-  private async priorReply(definition: AnyActor, address: string, messageId: string): Promise<SendResult | undefined> {
+  private async priorReply(
+    definition: AnyActor,
+    address: string,
+    messageId: string,
+    outcome: EffectOutcome | undefined,
+  ): Promise<SendResult | undefined> {
     const prior = await this.journal.getInbox(address, messageId);
     if (!prior) return undefined;
     this.stats.duplicates++;
+    // A final outcome already recorded, for a row that is not done: its done row was pruned and
+    // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
+    const done = outcome ? finalOutcome(outcome) : undefined;
+    if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
     const activation = await this.activate(definition, address);
     return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
   }

@@ -1,6 +1,11 @@
 /** The effect protocol: handlers, dispatcher, status machine, cross-actor view, reconciliation. */
 
 export { InboxRetention, type InboxRetentionOptions, pruneInbox } from "../messaging/inbox-retention.js";
+export {
+  OutboxRetention,
+  type OutboxRetentionOptions,
+  pruneOutbox,
+} from "../messaging/outbox-retention.js";
 export { backoffDelay } from "./backoff.js";
 export type { CommandSink, DispatcherStats, MessageRetryPolicy } from "./context.js";
 export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";

@@ -1,11 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
   InvalidInputError,
   VersionConflictError,
 } from "../core/errors.js";
+import type { ConformanceTestApi } from "./conformance-api.js";
+import { storableTextConformance } from "./conformance-storable.js";
 import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";
+
+export type { ConformanceAssertion, ConformanceTestApi } from "./conformance-api.js";
 
 /**
  * One journal to test. The factory is called before every test and `cleanup` after it; it may
@@ -47,15 +50,21 @@ const UNICODE =
   "emoji 🧾💳🚚 👩🏽‍💻 cjk 注文処理 中文 한국어 rtl שלום مرحبا combining e\u0301 ctl \u0001\u0007\t\n\r\u001f quotes \"'\\ end";
 
 /**
- * The journal contract, as tests. Run it on every back end:
+ * The journal contract, as tests. Run it on every back end, with your test runner's functions:
  *
  * @example
- * journalConformance("memory", async () => {
+ * import { afterEach, beforeEach, describe, expect, it } from "vitest";
+ * journalConformance({ describe, it, expect, beforeEach, afterEach }, "memory", async () => {
  *   const journal = new MemoryJournal();
  *   return { journal, reopen: async () => journal, cleanup: async () => {} };
  * });
  */
-export function journalConformance(label: string, factory: () => Promise<ConformanceSubject>): void {
+export function journalConformance(
+  api: ConformanceTestApi,
+  label: string,
+  factory: () => Promise<ConformanceSubject>,
+): void {
+  const { describe, it, expect, beforeEach, afterEach } = api;
   describe(`journal conformance: ${label}`, () => {
     let subject: ConformanceSubject;
     let j: Journal;
@@ -67,6 +76,8 @@ export function journalConformance(label: string, factory: () => Promise<Conform
     afterEach(async () => {
       await subject.cleanup();
     });
+
+    storableTextConformance(api, () => j);
 
     /** Everything a commit can write, so atomicity tests can check that none of it landed. */
     const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({
@@ -564,7 +575,7 @@ export function journalConformance(label: string, factory: () => Promise<Conform
         await j.commit({ outbox: [outboxRow("loud")], now: T0 });
         await new Promise((r) => setTimeout(r, 50));
         off();
-        expect(calls).toBeGreaterThan(0);
+        expect(calls > 0).toBe(true);
       });
     });
 
@@ -844,6 +855,72 @@ export function journalConformance(label: string, factory: () => Promise<Conform
         await j.commit({ outbox: [outboxRow("wake-2")], now: T0 });
         await new Promise((r) => setTimeout(r, 50));
         expect(after).toBe(0);
+      });
+    });
+
+    describe("outbox retention", () => {
+      /** One row in every status, each last changed at T0 (long before the prune time used below). */
+      const everyStatus = async () => {
+        const ids = ["pending", "leased", "resolving", "reconcile", "dead", "done-old", "done-edge", "done-young"];
+        await j.commit({ outbox: ids.map((id) => outboxRow(id)), now: T0 });
+        // Claim the first two rows, then release "pending" again: "leased" stays held by d1.
+        await j.claimOutbox({ owner: "d1", now: T0, leaseMs: 1_000_000, limit: 2 });
+        await j.forceOutbox("pending", { status: "pending" }, T0);
+        await j.forceOutbox("resolving", { status: "resolving" }, T0);
+        await j.forceOutbox("reconcile", { status: "reconcile" }, T0);
+        await j.forceOutbox("dead", { status: "dead", lastError: "gave up" }, T0);
+        await j.commit({ outboxDone: [{ id: "done-old", outcome: "completed" }], now: T0 + 5 });
+        await j.commit({ outboxDone: [{ id: "done-edge", outcome: "completed" }], now: T0 + 10 });
+        await j.forceOutbox("done-young", { status: "done", outcome: "settled" }, T0 + 11);
+        return ids;
+      };
+
+      it("deletes only done rows changed strictly before the time, and says how many", async () => {
+        const ids = await everyStatus();
+        expect((await j.getOutbox("leased"))?.leaseOwner).toBe("d1");
+        expect(await j.pruneOutbox(T0 + 10)).toBe(1);
+        expect(await j.getOutbox("done-old")).toBeUndefined();
+        const left = (await j.listOutbox({})).map((r) => [r.id, r.status]);
+        expect(left).toEqual([
+          ["pending", "pending"],
+          ["leased", "pending"],
+          ["resolving", "resolving"],
+          ["reconcile", "reconcile"],
+          ["dead", "dead"],
+          ["done-edge", "done"],
+          ["done-young", "done"],
+        ]);
+        expect(await j.pruneOutbox(T0 + 10)).toBe(0);
+        // Far in the future: only done rows go, however old the others are.
+        expect(await j.pruneOutbox(T0 + 1_000_000_000)).toBe(2);
+        expect((await j.listOutbox({})).map((r) => r.id)).toEqual(ids.slice(0, 5));
+      });
+
+      it("deletes in batches of at most `limit` rows", async () => {
+        const ids = Array.from({ length: 5 }, (_, i) => `old-${i}`);
+        await j.commit({ outbox: ids.map((id) => outboxRow(id)), now: T0 });
+        await j.commit({ outboxDone: ids.map((id) => ({ id, outcome: "completed" })), now: T0 });
+        expect(await j.pruneOutbox(T0 + 1, 2)).toBe(2);
+        expect(await j.pruneOutbox(T0 + 1, 2)).toBe(2);
+        expect(await j.pruneOutbox(T0 + 1, 2)).toBe(1);
+        expect(await j.pruneOutbox(T0 + 1, 2)).toBe(0);
+        expect(await j.listOutbox({})).toEqual([]);
+      });
+
+      it("refuses a limit that is not a positive integer", async () => {
+        for (const limit of [0, -1, 1.5, Number.NaN]) {
+          await expect(j.pruneOutbox(T0, limit)).rejects.toBeInstanceOf(InvalidInputError);
+        }
+      });
+
+      it("forgets a pruned key: inserting it again makes a new pending row", async () => {
+        await j.commit({ outbox: [outboxRow("k1")], now: T0 });
+        await j.commit({ outboxDone: [{ id: "k1", outcome: "completed" }], now: T0 + 1 });
+        await j.commit({ outbox: [outboxRow("k1", { payload: { again: true } })], now: T0 + 2 });
+        expect(await j.getOutbox("k1")).toMatchObject({ status: "done", payload: { id: "k1" } });
+        expect(await j.pruneOutbox(T0 + 2)).toBe(1);
+        await j.commit({ outbox: [outboxRow("k1", { payload: { again: true } })], now: T0 + 3 });
+        expect(await j.getOutbox("k1")).toMatchObject({ status: "pending", payload: { again: true } });
       });
     });
 

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "../core/errors.js";
+import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, OutboxUpdate } from "./types.js";
 
 /**
@@ -93,7 +94,17 @@ export function json(value: unknown): string {
   return text === undefined ? "null" : text;
 }
 
+/**
+ * Throws `TerminalStorageError` (nothing written) when a part other than a dead letter holds text
+ * no back end can store; dead letters are escaped instead (see `./storable.ts`).
+ */
 export function encodeCommit(commit: Commit): EncodedCommit {
+  const encoded = encodeParts(commit);
+  requireStorableCommit(encoded);
+  return encoded;
+}
+
+function encodeParts(commit: Commit): EncodedCommit {
   const events = commit.events ?? [];
   if (events.length > 0 && commit.stream === undefined) {
     throw new InvalidInputError("a commit with events must name its stream");
@@ -157,10 +168,10 @@ export function encodeCommit(commit: Commit): EncodedCommit {
     deadLetters: (commit.deadLetters ?? []).map((d) => ({
       id: d.id,
       consumer: d.consumer,
-      messageId: d.messageId ?? null,
-      payload: json(d.payload),
-      error: d.error,
-      stack: d.stack ?? null,
+      ...storableDeadLetter(
+        { messageId: d.messageId ?? null, payload: json(d.payload), error: d.error, stack: d.stack ?? null },
+        d.payload,
+      ),
       attempts: d.attempts,
       firstFailedAt: d.firstFailedAt,
       lastFailedAt: d.lastFailedAt,

@@ -4,6 +4,8 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../core/errors.js";
+import { encodeCommit } from "./encode.js";
+import { pruneBatchSize } from "./prune.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
 import type {
   ClaimOptions,
@@ -74,8 +76,9 @@ export class MemoryJournal implements Journal {
 
   /** Validate everything first, then write: all or nothing. */
   private apply(commit: Commit): CommitResult {
-    // A value JSON cannot hold anywhere in the commit (a BigInt in a reply, a document...) fails it before any write.
-    JSON.stringify(commit);
+    // A value JSON cannot hold anywhere in the commit (a BigInt in a reply, a document...), or text no
+    // back end can store (NUL), fails it before any write, exactly as on SQLite and PostgreSQL.
+    encodeCommit(commit);
     const events = commit.events ?? [];
     if (events.length > 0 && commit.stream === undefined) {
       throw new InvalidInputError("a commit with events must name its stream");
@@ -253,6 +256,19 @@ export class MemoryJournal implements Journal {
         .sort((a, b) => a.seq - b.seq)
         .slice(0, filter.limit ?? Number.POSITIVE_INFINITY),
     );
+  }
+
+  async pruneOutbox(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    let removed = 0;
+    for (const [id, row] of this.outbox) {
+      if (removed >= batch) break;
+      if (row.status === "done" && row.updatedAt < before) {
+        this.outbox.delete(id);
+        removed++;
+      }
+    }
+    return removed;
   }
 
   async getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {

@@ -248,6 +248,14 @@ export interface Journal {
   forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean>;
   getOutbox(id: string): Promise<OutboxRow | undefined>;
   listOutbox(filter?: OutboxFilter): Promise<OutboxRow[]>;
+  /**
+   * Delete at most `limit` (default 1,000) `done` rows whose `updatedAt` is strictly before
+   * `before`; returns how many. Rows in any other status are never deleted, whatever their age.
+   * One short statement per call: call again until it returns less than `limit`.
+   * A pruned key is forgotten: a commit that inserts it again creates a new pending row (see
+   * `OutboxRetention` for the rule that keeps this from running an effect twice).
+   */
+  pruneOutbox(before: number, limit?: number): Promise<number>;
 
   getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined>;
   /** Delete inbox rows recorded strictly before `before`. Returns how many. */

@@ -4,20 +4,25 @@ import {
   DuplicateMessageError,
   InvalidInputError,
   isRetryable,
+  MessageConflictError,
   NotRegisteredError,
   RetriesExhaustedError,
   StorageUnavailableError,
   toError,
+  UnhandledEventError,
 } from "../core/errors.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
+import { storableId } from "../core/storable-text.js";
 import type { Commit, Journal } from "../journal/types.js";
+import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
+import { AuthenticityError, bodyFingerprint, type Verifier } from "./signing.js";
 import {
   backoffMs,
   type Delivery,
@@ -55,6 +60,12 @@ export interface ConsumerOptions {
   reconcile?: ReconcileHook;
   /** Attempts after optimistic-concurrency conflicts with another instance (default 10). */
   maxConflictRetries?: number;
+  /**
+   * When set, every delivered (and replayed) message must verify (signed by a key accepted for its
+   * source, on a subject of that source) before anything else happens; one that does not is
+   * dead-lettered with the reason and settled with `term`, never handled.
+   */
+  verifier?: Verifier | undefined;
 }
 
 /** The producer stream a sequenced message belongs to: one checkpoint each. */
@@ -69,10 +80,15 @@ export const sourceStreamOf = (envelope: Envelope): string => `${envelope.source
  * `(<name>#doc, <collection>/<id>)` used as the document's revision), so two instances of one
  * consumer never lose an update.
  *
- * Sequenced mode: a checkpoint per producer stream (`source/aggregateId`). A version at or below
- * it is a duplicate; one past a gap is parked in the journal; the next expected version is applied
+ * Sequenced mode: a checkpoint per producer stream (`source/aggregateId`). A copy of a handled
+ * event is a duplicate; one past a gap is parked in the journal; the next expected version is applied
  * together with the checkpoint advance and its unpark, then parked successors are released in
  * order. Gaps are watched by `checkGaps` (alert once + reconciliation hook, never silent).
+ *
+ * Conflicts are never silent (see `./conflicts.ts`): the same eventId with other content, or another
+ * eventId at a version already taken or parked, is dead-lettered with reason `conflict` and counted;
+ * a sequenced event the handler has no key/route for is dead-lettered (`unhandled`) without taking
+ * its version.
  *
  * Failure windows: a command handler sends to the actor (deduplicated by the actor's inbox) and
  * then commits the consumer's inbox/checkpoint; a crash between the two makes the redelivery
@@ -94,10 +110,20 @@ export class Consumer {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly maxConflictRetries: number;
+  private readonly verifier: Verifier | undefined;
   private readonly locks = new Mailboxes();
   private readonly firstFailure = new Map<string, number>();
   readonly gaps: GapMonitor;
-  readonly stats = { applied: 0, duplicates: 0, parked: 0, released: 0, ignored: 0, backwards: 0, deadLetters: 0 };
+  readonly stats = {
+    applied: 0,
+    duplicates: 0,
+    parked: 0,
+    released: 0,
+    ignored: 0,
+    backwards: 0,
+    deadLetters: 0,
+    conflicts: 0,
+  };
 
   constructor(options: ConsumerOptions) {
     this.name = options.name;
@@ -115,6 +141,7 @@ export class Consumer {
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    this.verifier = options.verifier;
     if (this.handler.kind === "command" && !this.runtime) {
       throw new NotRegisteredError(`consumer "${this.name}" routes commands but was given no runtime`);
     }
@@ -156,6 +183,8 @@ export class Consumer {
     } catch (error) {
       return this.deadLetterOrRetry(delivery, undefined, error);
     }
+    const refused = this.refusal(envelope, delivery.subject);
+    if (refused) return this.reject(delivery, envelope, refused);
     try {
       await this.handle(envelope);
       this.firstFailure.delete(envelope.eventId);
@@ -184,9 +213,10 @@ export class Consumer {
     delivery: Delivery,
     envelope: Envelope | undefined,
     error: unknown,
+    id?: string,
   ): Promise<DeliveryOutcome> {
     try {
-      await this.deadLetter(delivery, envelope, error, delivery.attempt);
+      await this.deadLetter(delivery, envelope, error, delivery.attempt, id);
     } catch (writeError) {
       this.logger.warn(
         { consumer: this.name, attempt: delivery.attempt, err: writeError },
@@ -198,9 +228,35 @@ export class Consumer {
     return { kind: "ack" };
   }
 
-  /** Decode and handle a stored body (dead-letter replay): the same path as a delivery, errors thrown. */
-  replayBody(body: string): Promise<HandleResult> {
-    return this.handle(decodeEnvelope(body));
+  /** Decode, verify and handle a stored body (dead-letter replay): the same path as a delivery, errors thrown. */
+  replayBody(body: string, subject?: string): Promise<HandleResult> {
+    const envelope = decodeEnvelope(body);
+    const refused = this.refusal(envelope, subject);
+    return refused ? Promise.reject(refused) : this.handle(envelope);
+  }
+
+  /** Why the verifier refuses this envelope, if it does (other errors of the verifier propagate). */
+  private refusal(envelope: Envelope, subject: string | undefined): AuthenticityError | undefined {
+    try {
+      this.verifier?.verify(envelope, subject);
+      return undefined;
+    } catch (error) {
+      if (error instanceof AuthenticityError) return error;
+      throw error;
+    }
+  }
+
+  /**
+   * Dead-letter an unverified message under an id of its own body (a forgery reusing a real
+   * eventId must not take the dead-letter slot of that event) and settle it with `term`: it was
+   * not handled. Counted once it is stored; if storing fails it comes back and is refused again.
+   */
+  private async reject(delivery: Delivery, envelope: Envelope, refused: AuthenticityError): Promise<DeliveryOutcome> {
+    const id = `${this.name}|rejected|${bodyFingerprint(delivery.body)}`;
+    const outcome = await this.deadLetterOrRetry(delivery, envelope, refused, id);
+    if (outcome.kind === "nak") return outcome;
+    this.metrics.rejected.inc({ consumer: this.name, reason: refused.reason });
+    return { kind: "term", reason: refused.message };
   }
 
   private async deadLetter(
@@ -208,20 +264,34 @@ export class Consumer {
     envelope: Envelope | undefined,
     thrown: unknown,
     attempts: number,
+    fixedId?: string,
   ): Promise<void> {
     const error = toError(thrown);
     const now = this.clock.now();
     const messageId = envelope?.eventId ?? delivery.messageId ?? null;
+    const reason = deadLetterReason(thrown, envelope !== undefined);
+    const conflict = thrown instanceof MessageConflictError ? thrown : undefined;
     // Deterministic id for a known message: a redelivery after a crash between this commit and
-    // the ack writes the same dead letter again, which the journal ignores.
-    const id = messageId === null ? `${this.name}|${this.ids.next()}` : `${this.name}|${messageId}`;
+    // the ack writes the same dead letter again, which the journal ignores. A conflict gets its
+    // own id (per content), as the eventId may already have a dead letter of its own; so does a
+    // message refused as unauthentic (`fixedId`, from its body).
+    // Ids are derived storably: the message id may hold any text (the journal keeps it as it is).
+    const known = messageId === null ? this.ids.next() : storableId(messageId);
+    const suffix = conflict && envelope ? `|conflict|${messageHash(envelope).slice(0, 16)}` : "";
+    const id = fixedId ?? `${this.name}|${known}${suffix}`;
     await this.journal.commit({
       deadLetters: [
         {
           id,
           consumer: this.name,
           messageId,
-          payload: { subject: delivery.subject, body: delivery.body, envelope: envelope ?? null },
+          payload: {
+            subject: delivery.subject,
+            body: delivery.body,
+            envelope: envelope ?? null,
+            reason,
+            ...(conflict ? { conflict: { kind: conflict.kind, held: conflict.held } } : {}),
+          },
           error: error.message,
           stack: error.stack ?? null,
           attempts,
@@ -233,9 +303,13 @@ export class Consumer {
     });
     this.stats.deadLetters++;
     this.metrics.deadLetters.inc({ consumer: this.name });
+    if (conflict) {
+      this.stats.conflicts++;
+      this.metrics.conflicts.inc({ consumer: this.name, kind: conflict.kind });
+    }
     this.metrics.handled.inc({ consumer: this.name, outcome: "dead" });
     this.logger.error(
-      { consumer: this.name, messageId, subject: delivery.subject, attempts, err: error },
+      { consumer: this.name, messageId, subject: delivery.subject, attempts, reason, err: error },
       "message dead-lettered",
     );
   }
@@ -249,32 +323,62 @@ export class Consumer {
 
   private async handleFact(envelope: Envelope): Promise<HandleResult> {
     const handler = this.handler;
-    if (handler.kind === "command") {
-      const applied = await this.sendCommand(envelope);
-      return { outcome: applied, released: 0 };
-    }
+    if (handler.kind === "command") return this.handleFactCommand(envelope);
     const id = handler.key(envelope);
     if (id === undefined) return { outcome: "ignored", released: 0 };
     return this.locks.run(`doc:${handler.collection}/${id}`, () =>
       this.withConflictRetries(async () => {
-        if (await this.journal.getInbox(this.name, envelope.eventId)) return { outcome: "duplicate", released: 0 };
+        if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
         const guard = { consumer: `${this.name}#doc`, source: `${handler.collection}/${id}` };
         const revision = await this.journal.getCheckpoint(guard.consumer, guard.source);
         const documents = await this.projectDocument(envelope, id);
         try {
           await this.journal.commit({
-            inbox: { consumer: this.name, messageId: envelope.eventId, reply: null },
+            inbox: this.inboxRow(envelope),
             documents,
             checkpoint: { ...guard, version: revision + 1, expected: revision },
             now: this.clock.now(),
           });
         } catch (error) {
-          if (error instanceof DuplicateMessageError) return { outcome: "duplicate", released: 0 };
+          if (error instanceof DuplicateMessageError && (await this.alreadyHandled(envelope))) {
+            return { outcome: "duplicate", released: 0 };
+          }
           throw error;
         }
         return { outcome: "applied", released: 0 };
       }),
     );
+  }
+
+  /**
+   * The actor's inbox dedups the command; the consumer's own inbox row, committed after it, holds
+   * the message's hash so a later copy with other content is a conflict, not a duplicate.
+   * Failure window: a crash between the actor's commit and this one leaves no row; the
+   * redelivery reaches the actor again (which answers from its inbox) and writes the row then.
+   */
+  private async handleFactCommand(envelope: Envelope): Promise<HandleResult> {
+    if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
+    const outcome = await this.sendCommand(envelope);
+    if (outcome === "ignored") return { outcome, released: 0 };
+    try {
+      await this.journal.commit({ inbox: this.inboxRow(envelope), now: this.clock.now() });
+    } catch (error) {
+      if (!(error instanceof DuplicateMessageError && (await this.alreadyHandled(envelope)))) throw error;
+    }
+    return { outcome, released: 0 };
+  }
+
+  /** The consumer's inbox row for a handled message, with its hash (see `./conflicts.ts`). */
+  private inboxRow(envelope: Envelope): NonNullable<Commit["inbox"]> {
+    return { consumer: this.name, messageId: envelope.eventId, reply: heldMessage(envelope) };
+  }
+
+  /** True for an exact duplicate; throws `MessageConflictError` when the eventId was handled with other content. */
+  private async alreadyHandled(envelope: Envelope): Promise<boolean> {
+    const held = await this.journal.getInbox(this.name, envelope.eventId);
+    if (!held) return false;
+    requireSameMessage(this.name, envelope, held);
+    return true;
   }
 
   private async projectDocument(envelope: Envelope, id: string): Promise<Commit["documents"]> {
@@ -336,10 +440,35 @@ export class Consumer {
     }
     const version = envelope.aggregateVersion;
     const source = sourceStreamOf(envelope);
+    if (!this.handles(envelope)) {
+      return Promise.reject(
+        new UnhandledEventError(
+          `sequenced consumer "${this.name}" has no handler for event ${envelope.eventId} (${envelope.type}) at version ${version} of ${source}: the version is not consumed`,
+        ),
+      );
+    }
     return this.locks.run(`src:${source}`, () =>
       this.withConflictRetries(async () => {
+        if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
         const checkpoint = await this.journal.getCheckpoint(this.name, source);
-        if (version <= checkpoint) return { outcome: "duplicate", released: 0 };
+        // Not in the inbox yet at or below the checkpoint: another event took this version, or an
+        // operator skipped it as lost (`skipGap`); either way this copy is recorded, not dropped.
+        if (version <= checkpoint) {
+          throw versionConflict(this.name, envelope, source, { state: "taken (applied, or skipped past)" });
+        }
+        const parked = (await this.journal.listParked(this.name, source)).find((p) => p.version === version);
+        if (parked) {
+          const held = parseEnvelope(parked.message);
+          if (held.eventId !== envelope.eventId || messageHash(held) !== messageHash(envelope)) {
+            // The parked one came first and keeps the version; release it if it is due.
+            if (version === checkpoint + 1) await this.releaseParked(source);
+            throw versionConflict(this.name, envelope, source, {
+              state: "parked",
+              eventId: held.eventId,
+              envelope: held,
+            });
+          }
+        }
         if (version > checkpoint + 1) {
           // Ahead of a gap: keep it in the journal (not in memory) so a restart loses nothing.
           // Parking the same version twice is a no-op.
@@ -354,6 +483,18 @@ export class Consumer {
         return { outcome, released };
       }),
     );
+  }
+
+  /**
+   * Whether the handler does something with this event. A sequenced consumer never lets an event
+   * it has no handler for take a version silently: such an event is dead-lettered (reason
+   * `unhandled`) and the sequence holds at its version, so what follows parks and the gap is
+   * alerted on; replay it once a handler exists, or skip the gap if it is to be dropped. A handler
+   * that passes over a type on purpose gives it a key (projection returning `undefined`: no change).
+   */
+  private handles(envelope: Envelope): boolean {
+    const handler = this.handler;
+    return handler.kind === "command" ? handler.route(envelope) !== undefined : handler.key(envelope) !== undefined;
   }
 
   /**
@@ -378,7 +519,7 @@ export class Consumer {
     }
     try {
       await this.journal.commit({
-        inbox: { consumer: this.name, messageId: envelope.eventId, reply: null },
+        inbox: this.inboxRow(envelope),
         documents,
         ...advance,
         now: this.clock.now(),

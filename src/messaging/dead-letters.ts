@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from "../core/clock.js";
 import { InvalidInputError, NotRegisteredError } from "../core/errors.js";
 import type { DeadLetterFilter, DeadLetterRecord, Journal } from "../journal/types.js";
+import type { DeadLetterReason } from "./conflicts.js";
 import type { Consumer } from "./consumer.js";
 import type { HandleResult } from "./handlers.js";
 
@@ -11,6 +12,14 @@ export interface DeadLetterPayload {
   body: string;
   /** The parsed envelope when the body did parse, for reading. */
   envelope: unknown;
+  /**
+   * `invalid`: the body is not a valid envelope; `conflict`: it contradicts a message already
+   * handled (`conflict` holds what was held); `unhandled`: a sequenced consumer has no handler
+   * for it (its version is not consumed); `failed`: the handler or the store refused it.
+   * Absent on letters written before reasons were stored.
+   */
+  reason?: DeadLetterReason;
+  conflict?: { kind: "payload" | "version"; held: unknown };
 }
 
 export function deadLetterBody(record: DeadLetterRecord): string {
@@ -63,7 +72,8 @@ export class DeadLetters {
     if (record.status !== "open") throw new InvalidInputError(`dead letter "${id}" is already ${record.status}`);
     const consumer = this.consumers.get(record.consumer);
     if (!consumer) throw new NotRegisteredError(`no consumer "${record.consumer}" is registered for replay`);
-    const result = await consumer.replayBody(deadLetterBody(record));
+    const subject = (record.payload as Partial<DeadLetterPayload> | null)?.subject;
+    const result = await consumer.replayBody(deadLetterBody(record), typeof subject === "string" ? subject : undefined);
     await this.journal.resolveDeadLetter(id, "replayed", this.clock.now());
     return { ...result, id };
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InvalidInputError } from "../core/errors.js";
+import { isStorableText, unstorableStrings } from "../core/storable-text.js";
 import type { OutboxRow } from "../journal/types.js";
 
 /**
@@ -10,16 +11,36 @@ import type { OutboxRow } from "../journal/types.js";
  * `occurredAt` is for audit only: no ordering decision ever reads it (clocks of other services drift).
  * Order, where a consumer needs it, comes from `aggregateVersion` of one producer stream.
  */
+/**
+ * A string every journal can store (no NUL, no unpaired UTF-16 surrogate): for ids, keys and any
+ * text taken in at a boundary (an HTTP body, a message). Reusable: `storableText.min(1).max(64)`.
+ */
+export const storableText = z
+  .string()
+  .refine(isStorableText, "must not contain NUL (U+0000) or an unpaired UTF-16 surrogate");
+
+/** Any JSON-like value whose strings and keys are all storable; each offender is reported with its path. */
+export const storableJson = z.unknown().superRefine((value, ctx) => {
+  for (const { path, reason } of unstorableStrings(value)) ctx.addIssue({ code: "custom", path, message: reason });
+});
+
+/** Stream versions are 32-bit integers in every journal; a larger version is refused here, not by a store. */
+export const MAX_AGGREGATE_VERSION = 2_147_483_647;
+
 export const envelopeSchema = z.object({
-  eventId: z.string().min(1),
-  type: z.string().min(1),
-  source: z.string().min(1),
-  aggregateId: z.string().min(1),
-  aggregateVersion: z.number().int().positive().optional(),
-  occurredAt: z.string().min(1),
-  correlationId: z.string().min(1),
-  causationId: z.string().min(1),
-  payload: z.unknown(),
+  eventId: storableText.min(1),
+  type: storableText.min(1),
+  source: storableText.min(1),
+  aggregateId: storableText.min(1),
+  aggregateVersion: z.number().int().positive().max(MAX_AGGREGATE_VERSION).optional(),
+  occurredAt: storableText.min(1),
+  correlationId: storableText.min(1),
+  causationId: storableText.min(1),
+  payload: storableJson,
+  /** Id of the key that signed the envelope (see signing.ts); absent on an unsigned one. */
+  keyId: storableText.min(1).optional(),
+  /** HMAC-SHA256 (base64url) over the canonical envelope without this field. */
+  signature: storableText.min(1).optional(),
 });
 
 export type Envelope<P = unknown> = Omit<z.infer<typeof envelopeSchema>, "payload"> & { payload: P };

@@ -1,12 +1,11 @@
-import { type Clock, systemClock } from "../core/clock.js";
-import { InvalidInputError } from "../core/errors.js";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { positiveMs, RETENTION_DEFAULTS } from "../core/defaults.js";
 import type { Journal } from "../journal/types.js";
+import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
 
-/** Default retention of inbox (dedup) rows: 7 days. */
-export const DEFAULT_INBOX_RETENTION_MS = 7 * 24 * 60 * 60_000;
+/** Default retention of inbox (dedup) rows: the redelivery window, 7 days. */
+export const DEFAULT_INBOX_RETENTION_MS = RETENTION_DEFAULTS.inboxRetentionMs;
 
-export interface InboxRetentionOptions {
+export interface InboxRetentionOptions extends RetentionJobOptions {
   journal: Journal;
   /**
    * How long a handled message id stays deduplicated. Must cover the longest redelivery period
@@ -14,17 +13,6 @@ export interface InboxRetentionOptions {
    * after its inbox row was pruned is handled again. Default 7 days.
    */
   retentionMs?: number;
-  /** How often the job runs (default 1 hour). */
-  intervalMs?: number;
-  clock?: Clock;
-  logger?: Logger;
-}
-
-function checkRetention(retentionMs: number): number {
-  if (!Number.isFinite(retentionMs) || retentionMs <= 0) {
-    throw new InvalidInputError(`inbox retention must be a positive number of ms, got ${retentionMs}`);
-  }
-  return retentionMs;
 }
 
 /**
@@ -32,53 +20,20 @@ function checkRetention(retentionMs: number): number {
  * (recorded at or after its start) is never touched. Returns how many rows were deleted.
  */
 export async function pruneInbox(journal: Journal, options: { now: number; retentionMs?: number }): Promise<number> {
-  const retentionMs = checkRetention(options.retentionMs ?? DEFAULT_INBOX_RETENTION_MS);
+  const retentionMs = positiveMs("inbox retention", options.retentionMs ?? DEFAULT_INBOX_RETENTION_MS);
   return journal.pruneInbox(options.now - retentionMs);
 }
 
-/** The pruning job: explicit, configurable, never implicit. `runOnce` for tests, `start`/`stop` for real use. */
-export class InboxRetention {
-  readonly retentionMs: number;
+/** The inbox pruning job. */
+export class InboxRetention extends RetentionJob {
   private readonly journal: Journal;
-  private readonly intervalMs: number;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
-  private readonly stopping = new AbortController();
-  private loop: Promise<void> | undefined;
 
   constructor(options: InboxRetentionOptions) {
+    super("inbox", DEFAULT_INBOX_RETENTION_MS, options);
     this.journal = options.journal;
-    this.retentionMs = checkRetention(options.retentionMs ?? DEFAULT_INBOX_RETENTION_MS);
-    this.intervalMs = options.intervalMs ?? 60 * 60_000;
-    if (!Number.isFinite(this.intervalMs) || this.intervalMs <= 0) {
-      throw new InvalidInputError(`inbox pruning interval must be a positive number of ms, got ${this.intervalMs}`);
-    }
-    this.clock = options.clock ?? systemClock;
-    this.logger = options.logger ?? silentLogger;
   }
 
-  async runOnce(): Promise<number> {
-    const removed = await pruneInbox(this.journal, { now: this.clock.now(), retentionMs: this.retentionMs });
-    if (removed > 0) this.logger.info({ removed, retentionMs: this.retentionMs }, "pruned inbox rows");
-    return removed;
-  }
-
-  start(): void {
-    if (this.loop) return;
-    this.loop = (async () => {
-      while (!this.stopping.signal.aborted) {
-        try {
-          await this.runOnce();
-        } catch (error) {
-          this.logger.error({ err: error }, "inbox pruning failed; will try again next interval");
-        }
-        await this.clock.sleep(this.intervalMs, this.stopping.signal).catch(() => {});
-      }
-    })();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping.abort();
-    await this.loop;
+  protected prune(now: number): Promise<number> {
+    return pruneInbox(this.journal, { now, retentionMs: this.retentionMs });
   }
 }

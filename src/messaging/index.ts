@@ -6,7 +6,10 @@ export {
   encodeEnvelope,
   envelopeFromOutbox,
   envelopeSchema,
+  MAX_AGGREGATE_VERSION,
   parseEnvelope,
+  storableJson,
+  storableText,
 } from "./envelope.js";
 export { type Advance, derived, IllegalTransitionError, type Monotonic, monotonic } from "./facts.js";
 export {
@@ -43,7 +46,21 @@ export {
   rebuildProjection,
 } from "./projection.js";
 export { Relay, type RelayOptions } from "./relay.js";
-export { subjectFor, subjectMatches, subjectToken } from "./subjects.js";
+export {
+  AuthenticityError,
+  brokerMessageId,
+  type Keyring,
+  keyring,
+  type RejectionReason,
+  type Signer,
+  type SigningKey,
+  signedContent,
+  signerFor,
+  type Verifier,
+  type VerifierOptions,
+  verifierFor,
+} from "./signing.js";
+export { sourceOfSubject, subjectFor, subjectMatches, subjectToken } from "./subjects.js";
 export {
   backoffMs,
   type Delivery,

@@ -10,6 +10,8 @@ export interface MessagingMetrics {
   handled: Counter<"consumer" | "outcome">;
   backwards: Counter<"consumer" | "fact">;
   deadLetters: Counter<"consumer">;
+  rejected: Counter<"consumer" | "reason">;
+  conflicts: Counter<"consumer" | "kind">;
   gapAlerts: Counter<"consumer">;
   parked: Gauge<"consumer">;
   published: Counter<"relay">;
@@ -40,6 +42,18 @@ export function messagingMetrics(registry: Registry = new Registry()): Messaging
       name: "oncely_dead_letters_total",
       help: "Messages stored as dead letters",
       labelNames: ["consumer"],
+      registers,
+    }),
+    rejected: new Counter({
+      name: "oncely_consumer_rejected_total",
+      help: "Messages refused because their authenticity could not be verified (then dead-lettered), by reason",
+      labelNames: ["consumer", "reason"],
+      registers,
+    }),
+    conflicts: new Counter({
+      name: "oncely_consumer_conflicts_total",
+      help: "Messages contradicting one already handled (kind payload: same eventId, other content; version: other eventId at a held version)",
+      labelNames: ["consumer", "kind"],
       registers,
     }),
     gapAlerts: new Counter({

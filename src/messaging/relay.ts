@@ -5,6 +5,7 @@ import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
+import type { Signer } from "./signing.js";
 import { subjectFor } from "./subjects.js";
 import { backoffMs, type Transport } from "./transport.js";
 
@@ -14,6 +15,12 @@ export interface RelayOptions {
   /** Subject prefix: events go to `<prefix>.<source>.<type>` unless `subjectOf` says otherwise. */
   subjectPrefix?: string;
   subjectOf?: (envelope: Envelope) => string;
+  /**
+   * Signs every envelope before it is published (with the key of its source). An envelope whose
+   * source the signer has no key for is not published: it is retried with backoff and its
+   * `lastError` names the source, until the configuration is fixed.
+   */
+  signer?: Signer | undefined;
   /** Lease owner id; unique per relay process (default `relay`). Each claim adds a token of its own. */
   owner?: string;
   /** For the per-claim lease token (seeded in simulation). */
@@ -40,7 +47,9 @@ export interface RelayOptions {
  * `inStreamOrder`, so per producing stream they are published in commit order (a later event
  * waits while an earlier one is pending or leased, including during its retry backoff).
  *
- * Failure window: between `transport.publish` and marking the row done (fault point
+ * Failure window: before `transport.publish` (fault point "relay.beforePublish") a crash leaves
+ * the row leased and unpublished; it is claimed again when the lease expires, nothing is lost.
+ * Between `transport.publish` and marking the row done (fault point
  * "relay.published") a crash leaves the row leased; after the lease expires it is published
  * again with the same eventId. That is harmless: the broker dedups by eventId (`Nats-Msg-Id`
  * within its window) and every consumer dedups in its inbox.
@@ -53,6 +62,7 @@ export class Relay {
   private readonly journal: Journal;
   private readonly transport: Transport;
   private readonly subjectOf: (envelope: Envelope) => string;
+  private readonly signer: Signer | undefined;
   private readonly owner: string;
   private readonly clock: Clock;
   private readonly faults: Faults;
@@ -76,6 +86,7 @@ export class Relay {
     this.transport = options.transport;
     const prefix = options.subjectPrefix ?? "oncely";
     this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
+    this.signer = options.signer;
     this.owner = options.owner ?? "relay";
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? systemRandom;
@@ -140,8 +151,12 @@ export class Relay {
       );
       return;
     }
+    // A crash here leaves the row leased and unpublished: it is published after the lease expires.
+    // Marking it done before publishing would lose it right here.
+    await this.faults.hit("relay.beforePublish");
     try {
-      await this.transport.publish(envelope, this.subjectOf(envelope));
+      const signed = this.signer ? this.signer.sign(envelope) : envelope;
+      await this.transport.publish(signed, this.subjectOf(envelope));
     } catch (error) {
       this.stats.failures++;
       this.metrics.publishFailures.inc({ relay: this.owner });

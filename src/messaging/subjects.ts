@@ -22,3 +22,11 @@ export function subjectMatches(pattern: string, subject: string): boolean {
   }
   return p.length === s.length;
 }
+
+/** The `<source>` token of a subject `<prefix>.<source>.<type>`, or undefined when it is not under the prefix. */
+export function sourceOfSubject(prefix: string, subject: string): string | undefined {
+  const head = `${prefix}.`;
+  if (!subject.startsWith(head)) return undefined;
+  const [source, type, ...rest] = subject.slice(head.length).split(".");
+  return source && type && rest.length === 0 ? source : undefined;
+}

@@ -7,7 +7,7 @@ import type { Envelope } from "./envelope.js";
 export interface Delivery {
   subject: string;
   body: string;
-  /** The broker's dedup id (`Nats-Msg-Id`), the envelope's eventId when published by oncely. */
+  /** The broker's dedup id (`Nats-Msg-Id`): when published by oncely, `brokerMessageId(envelope)`. */
   messageId: string | undefined;
   /** 1 on the first delivery, counted by the broker across consumer restarts. */
   attempt: number;

@@ -1,4 +1,7 @@
-import { connect, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
+import type { NatsConnection, NodeConnectionOptions } from "@nats-io/transport-node";
+import { natsNode } from "./driver.js";
+
+const { connect } = natsNode;
 
 /**
  * A connection that never gives up reconnecting: after a broker restart nats.js reconnects by

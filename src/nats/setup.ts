@@ -1,6 +1,9 @@
-import { AckPolicy, DeliverPolicy, JetStreamApiError, type JetStreamManager, StorageType } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import { InvalidInputError } from "../core/errors.js";
+import { jetStreamClient, natsNode } from "./driver.js";
+
+const { AckPolicy, DeliverPolicy, JetStreamApiError, StorageType } = jetStreamClient;
+const { nanos } = natsNode;
 
 export interface StreamSetup {
   name: string;

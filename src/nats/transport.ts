@@ -1,10 +1,14 @@
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
+import { brokerMessageId } from "../messaging/signing.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
+import { jetStreamClient } from "./driver.js";
 import { ensureDurable, ensureStream } from "./setup.js";
 import { PullLoop } from "./subscription.js";
+
+const { jetstream, jetstreamManager } = jetStreamClient;
 
 export interface NatsTransportOptions {
   connection: NatsConnection;
@@ -26,7 +30,8 @@ export interface NatsTransportOptions {
 }
 
 /**
- * NATS JetStream transport. `publish` sets `Nats-Msg-Id` = eventId, so a republish (relay crash
+ * NATS JetStream transport. `publish` sets `Nats-Msg-Id` = eventId (plus the signature of a signed
+ * envelope, see `brokerMessageId`), so a republish (relay crash
  * after publish, before marking) inside the stream's duplicate window is stored once. Durable pull
  * consumers with explicit ack; nak with delay on failure; max_deliver bounds redelivery.
  */
@@ -67,7 +72,7 @@ export class NatsTransport implements Transport {
   /** Resolves once the stream stored the message (or recognised it as a duplicate). */
   async publish(envelope: Envelope, subject: string): Promise<void> {
     await this.js.publish(subject, encodeEnvelope(envelope), {
-      msgID: envelope.eventId,
+      msgID: brokerMessageId(envelope),
       timeout: this.o.publishTimeoutMs ?? 5000,
     });
   }

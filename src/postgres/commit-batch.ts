@@ -13,6 +13,7 @@ import {
   type WriteAnswer,
 } from "../journal/encode.js";
 import type { BatchOutcome } from "../journal/group-commit.js";
+import { mapPgError } from "./errors.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -242,6 +243,9 @@ function outcomeOf(w: JournalWrite, r: FunctionResult): BatchOutcome<WriteAnswer
   return { error: serverError(r.error ?? "commit failed", r.code, r.constraint) };
 }
 
-/** The server's own error, shaped as the driver raises it (message, SQLSTATE, constraint). */
-const serverError = (message: string, code: string | undefined, constraint?: string): Error =>
-  Object.assign(new Error(message), { code, ...(constraint === undefined ? {} : { constraint }) });
+/**
+ * The server's own error, shaped as the driver raises it (message, SQLSTATE, constraint), then
+ * mapped as any driver error is (a data error no retry can fix becomes `TerminalStorageError`).
+ */
+const serverError = (message: string, code: string | undefined, constraint?: string): unknown =>
+  mapPgError(Object.assign(new Error(message), { code, ...(constraint === undefined ? {} : { constraint }) }));

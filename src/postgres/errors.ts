@@ -1,4 +1,4 @@
-import { OncelyError, StorageUnavailableError } from "../core/errors.js";
+import { OncelyError, StorageUnavailableError, TerminalStorageError } from "../core/errors.js";
 
 /** Error codes that mean the connection (not the statement) failed: a retry on a new connection can work. */
 const CONNECTION_CODES = new Set([
@@ -29,11 +29,27 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
- * Connection-level failures become `StorageUnavailableError` (retryable), with the driver's error
+ * SQLSTATE classes no retry can fix: the statement's data itself is refused. Class 22 (data
+ * exception: 22021 invalid byte sequence, 22P05 untranslatable character, 22003 numeric value out
+ * of range, 22P02 invalid text representation, 22032 invalid JSON text...) and 54 (program limit
+ * exceeded: a value too large for an index row). Retrying sends the same data and fails the same way.
+ */
+export function isTerminalDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^(22|54)[0-9A-Z]{3}$/.test(code);
+}
+
+/**
+ * Data errors no retry can fix become `TerminalStorageError` (a consumer dead-letters the message
+ * at once instead of retrying it). Connection-level failures become `StorageUnavailableError` (retryable), with the driver's error
  * as cause. When it happens during a commit, the commit may or may not have landed.
  */
 export function mapPgError(error: unknown): unknown {
   if (error instanceof OncelyError) return error;
+  if (isTerminalDataError(error)) {
+    const e = error as { code: string; message?: unknown };
+    return new TerminalStorageError(`PostgreSQL refused the data (${e.code}): ${String(e.message)}`, { cause: error });
+  }
   if (isConnectionError(error)) {
     const message =
       error instanceof Error && error.message ? error.message : String((error as { code?: unknown }).code);

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import {
   type EncodedCommit,
   encodeCommit,
@@ -8,6 +8,7 @@ import {
   type WriteAnswer,
 } from "../journal/encode.js";
 import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
+import { pruneBatchSize } from "../journal/prune.js";
 import type {
   ClaimOptions,
   Commit,
@@ -27,11 +28,13 @@ import type {
 import { commitBatch } from "./commit-batch.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
+import { Pg } from "./driver.js";
 import { isConnectionError, mapPgError } from "./errors.js";
 import * as inbox from "./inbox.js";
 import { OutboxListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
+import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
@@ -82,7 +85,7 @@ export class PostgresJournal implements Journal {
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
-      new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
+      new Pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
     guardPool(this.pool, (error) => {
       this.lastPoolError = error;
     });
@@ -193,6 +196,11 @@ export class PostgresJournal implements Journal {
 
   listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {
     return this.read((q) => outbox.listOutbox(q, this.tables, filter));
+  }
+
+  async pruneOutbox(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    return this.run((q) => pruneOutbox(q, this.tables, before, batch));
   }
 
   getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {

@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { Pg } from "./driver.js";
 import { quoteIdent } from "./tables.js";
 
 /**
@@ -34,7 +35,7 @@ export class OutboxListener {
   private async open(): Promise<void> {
     this.timer = undefined;
     if (this.stopped) return;
-    const client = new pg.Client(this.config);
+    const client = new Pg.Client(this.config);
     this.client = client;
     client.on("notification", (message) => {
       if (message.channel === this.channel) this.wake();

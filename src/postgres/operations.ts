@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import {
   checkIdentifier,
   type NewOperation,
@@ -6,6 +6,7 @@ import {
   type OperationRecord,
   type OperationStore,
 } from "../effects/operations/types.js";
+import { Pg } from "./driver.js";
 import { guardPool } from "./sql.js";
 
 export interface PostgresOperationStoreOptions {
@@ -46,7 +47,7 @@ export class PostgresOperationStore implements OperationStore {
     const schema = checkIdentifier(options.schema ?? "public", "schema");
     this.table = `"${schema}"."${checkIdentifier(options.table ?? "oncely_operations", "table")}"`;
     this.owned = !options.pool;
-    this.pool = guardPool(options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 10 }), () => {
+    this.pool = guardPool(options.pool ?? new Pg.Pool({ connectionString: options.connectionString, max: 10 }), () => {
       // A lost connection fails the statement that used it; nothing else to do here.
     });
   }

@@ -1,3 +1,4 @@
+import { restoreDeadLetter } from "../journal/storable.js";
 import type {
   DeadLetterRecord,
   DocumentRecord,
@@ -83,19 +84,21 @@ export const parkedRecord = (r: Row): ParkedRecord => ({
 
 export const DEAD_LETTER_COLUMNS =
   "id, consumer, message_id, payload::text AS payload, error, stack, attempts, first_failed_at, last_failed_at, status, resolved_at";
-export const deadLetterRecord = (r: Row): DeadLetterRecord => ({
-  id: r.id,
-  consumer: r.consumer,
-  messageId: r.message_id,
-  payload: JSON.parse(r.payload),
-  error: r.error,
-  stack: r.stack,
-  attempts: num(r.attempts),
-  firstFailedAt: num(r.first_failed_at),
-  lastFailedAt: num(r.last_failed_at),
-  status: r.status,
-  resolvedAt: numOrNull(r.resolved_at),
-});
+/** Escaped fields come back as they were committed (see `src/journal/storable.ts`). */
+export const deadLetterRecord = (r: Row): DeadLetterRecord =>
+  restoreDeadLetter({
+    id: r.id,
+    consumer: r.consumer,
+    messageId: r.message_id,
+    payload: JSON.parse(r.payload),
+    error: r.error,
+    stack: r.stack,
+    attempts: num(r.attempts),
+    firstFailedAt: num(r.first_failed_at),
+    lastFailedAt: num(r.last_failed_at),
+    status: r.status,
+    resolvedAt: numOrNull(r.resolved_at),
+  });
 
 export const DOCUMENT_COLUMNS = "collection, id, doc::text AS doc, updated_at";
 export const documentRecord = (r: Row): DocumentRecord => ({

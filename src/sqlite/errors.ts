@@ -1,12 +1,17 @@
-import { StorageUnavailableError } from "../core/errors.js";
+import { StorageUnavailableError, TerminalStorageError } from "../core/errors.js";
 
 /**
  * SQLITE_BUSY / SQLITE_LOCKED after the busy timeout and I/O errors can succeed later: they become
- * `StorageUnavailableError`. Everything else (a typed oncely error, a TypeError from JSON encoding,
+ * `StorageUnavailableError`; SQLITE_TOOBIG / SQLITE_MISMATCH become `TerminalStorageError`.
+ * Everything else (a typed oncely error, a TypeError from JSON encoding,
  * use after `close()`, a programming error) passes through unchanged.
  */
 export function mapSqliteError(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
+  // A value too big for the store, or of a type a column refuses: retrying sends the same value.
+  if (typeof code === "string" && /^SQLITE_(TOOBIG|MISMATCH)/.test(code)) {
+    return new TerminalStorageError(`SQLite refused the data: ${(error as Error).message}`, { cause: error });
+  }
   if (typeof code === "string" && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL)/.test(code)) {
     return new StorageUnavailableError(`SQLite unavailable: ${(error as Error).message}`, { cause: error });
   }

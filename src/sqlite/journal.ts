@@ -1,4 +1,3 @@
-import Database from "better-sqlite3";
 import {
   encodeCommit,
   encodeOutboxWrite,
@@ -7,6 +6,7 @@ import {
   type WriteAnswer,
 } from "../journal/encode.js";
 import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
+import { pruneBatchSize } from "../journal/prune.js";
 import type {
   ClaimOptions,
   Commit,
@@ -26,10 +26,12 @@ import type {
 import { commitTransaction } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
+import { BetterSqlite3 } from "./driver.js";
 import { mapSqliteError } from "./errors.js";
 import * as inbox from "./inbox.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
+import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
 import { Sql } from "./sql.js";
 import * as streams from "./streams.js";
@@ -68,7 +70,7 @@ export class SqliteJournal implements Journal {
   private closed = false;
 
   constructor(readonly options: SqliteJournalOptions) {
-    const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    const db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     this.sql = new Sql(db);
@@ -185,6 +187,11 @@ export class SqliteJournal implements Journal {
 
   listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {
     return this.run(() => outbox.listOutbox(this.sql, filter));
+  }
+
+  async pruneOutbox(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    return this.run(() => pruneOutbox(this.sql, before, batch));
   }
 
   getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {

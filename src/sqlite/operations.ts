@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import {
   checkIdentifier,
   type NewOperation,
@@ -6,6 +6,7 @@ import {
   type OperationRecord,
   type OperationStore,
 } from "../effects/operations/types.js";
+import { BetterSqlite3 } from "./driver.js";
 
 export interface SqliteOperationStoreOptions {
   /** A database file (opened with WAL), or an open better-sqlite3 database to share. */
@@ -40,7 +41,7 @@ export class SqliteOperationStore implements OperationStore {
     if (!options.database && !options.path) throw new Error("sqliteOperationStore needs a path or a database");
     this.table = checkIdentifier(options.table ?? "oncely_operations", "table");
     this.owned = !options.database;
-    this.db = options.database ?? new Database(options.path as string);
+    this.db = options.database ?? new BetterSqlite3(options.path as string);
     if (this.owned) {
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("busy_timeout = 5000");

@@ -1,3 +1,4 @@
+import { restoreDeadLetter } from "../journal/storable.js";
 import type {
   DeadLetterRecord,
   DocumentRecord,
@@ -67,19 +68,21 @@ export const parkedRecord = (r: Row): ParkedRecord => ({
   parkedAt: r.parked_at,
 });
 
-export const deadLetterRecord = (r: Row): DeadLetterRecord => ({
-  id: r.id,
-  consumer: r.consumer,
-  messageId: r.message_id,
-  payload: JSON.parse(r.payload),
-  error: r.error,
-  stack: r.stack,
-  attempts: r.attempts,
-  firstFailedAt: r.first_failed_at,
-  lastFailedAt: r.last_failed_at,
-  status: r.status,
-  resolvedAt: r.resolved_at,
-});
+/** Escaped fields come back as they were committed (see `src/journal/storable.ts`). */
+export const deadLetterRecord = (r: Row): DeadLetterRecord =>
+  restoreDeadLetter({
+    id: r.id,
+    consumer: r.consumer,
+    messageId: r.message_id,
+    payload: JSON.parse(r.payload),
+    error: r.error,
+    stack: r.stack,
+    attempts: r.attempts,
+    firstFailedAt: r.first_failed_at,
+    lastFailedAt: r.last_failed_at,
+    status: r.status,
+    resolvedAt: r.resolved_at,
+  });
 
 export const documentRecord = (r: Row): DocumentRecord => ({
   collection: r.collection,

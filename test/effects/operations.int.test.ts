@@ -34,7 +34,7 @@ operationsSuite({
   skip: service.reason,
   async create() {
     // One schema for the file; each test uses its own keys.
-    const store = postgresOperationStore({ pool, schema: schema?.schema });
+    const store = postgresOperationStore({ ...(pool ? { pool } : {}), ...(schema ? { schema: schema.schema } : {}) });
     await store.migrate();
     return store;
   },

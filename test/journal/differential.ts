@@ -49,6 +49,8 @@ type Op =
   | { kind: "update"; id: string; owner: string; update: OutboxUpdate }
   | { kind: "force"; id: string; update: OutboxUpdate }
   | { kind: "prune"; back: number }
+  /** No limit: which rows of a larger set a limited batch takes is the back end's choice. */
+  | { kind: "pruneOutbox"; back: number }
   | { kind: "resolve"; id: string; status: "replayed" | "discarded" }
   | { kind: "tick"; ms: number };
 
@@ -153,6 +155,7 @@ export const operations: fc.Arbitrary<Op[]> = fc.array(
       weight: 1,
     },
     { arbitrary: fc.nat(20).map((back) => ({ kind: "prune" as const, back })), weight: 1 },
+    { arbitrary: fc.nat(20).map((back) => ({ kind: "pruneOutbox" as const, back })), weight: 1 },
     {
       arbitrary: fc
         .record({
@@ -272,6 +275,9 @@ export async function runBoth(reference: Journal, subject: Journal, ops: Op[]): 
           break;
         case "prune":
           answers.push(await outcome(() => j.pruneInbox(now - op.back)));
+          break;
+        case "pruneOutbox":
+          answers.push(await outcome(() => j.pruneOutbox(now - op.back)));
           break;
         case "resolve":
           answers.push(await outcome(() => j.resolveDeadLetter(op.id, op.status, now)));

@@ -1,4 +1,4 @@
-import { afterAll, describe, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { journalConformance } from "../../src/journal/conformance.js";
 import { freshPgSchema, probePostgres } from "../support/services.js";
 import { pgSubjects } from "./pg-subject.js";
@@ -16,5 +16,5 @@ if (!service.available) {
     await subjects.end();
     await drop();
   });
-  journalConformance("postgres", subjects.factory);
+  journalConformance({ describe, it, expect, beforeEach, afterEach }, "postgres", subjects.factory);
 }

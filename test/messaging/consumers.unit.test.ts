@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { defineActor } from "../../src/core/actor.js";
 import { sequentialIds } from "../../src/core/clock.js";
+import { MessageConflictError } from "../../src/core/errors.js";
 import { createRuntime } from "../../src/core/runtime.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { Consumer } from "../../src/messaging/consumer.js";
@@ -96,7 +97,7 @@ describe("gap reconciliation", () => {
       clock,
       gapTimeoutMs: 10_000,
       metrics: messagingMetrics(),
-      reconcile,
+      ...(reconcile ? { reconcile } : {}),
     });
     return { journal, clock, consumer };
   }
@@ -127,8 +128,9 @@ describe("gap reconciliation", () => {
     expect(await journal.listParked("timeline")).toEqual([]);
     const [alert] = await journal.listDocuments(GAP_ALERTS);
     expect(alert?.doc).toMatchObject({ status: "skipped", note: "versions 1..2 skipped" });
-    // A skipped event arriving late is now a duplicate and does not rewrite history.
-    expect((await consumer.handle(orderEvent("o1", 1))).outcome).toBe("duplicate");
+    // A skipped event arriving late does not rewrite history, and is not dropped silently either:
+    // it is a version conflict (the deliver path dead-letters it with reason "conflict").
+    await expect(consumer.handle(orderEvent("o1", 1))).rejects.toBeInstanceOf(MessageConflictError);
   });
 
   it("watchGaps checks in the background on the injected clock", async () => {

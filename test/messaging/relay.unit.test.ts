@@ -94,6 +94,19 @@ describe("relay", () => {
     await subscription.stop();
   });
 
+  it("a crash at relay.beforePublish publishes nothing then, and the row once after the lease", async () => {
+    const { runtime, relay, published, clock, faults, journal } = setup();
+    await runtime.send("producer/a", { type: "Record", event: "OrderPlaced" });
+    faults.arm("relay.beforePublish");
+    await expect(relay.runOnce()).rejects.toThrow(/relay.beforePublish/);
+    expect(published).toEqual([]);
+    expect((await journal.listOutbox({ category: "event" }))[0]?.status).toBe("pending");
+    expect(await relay.drain()).toBe(0); // still leased
+    clock.advance(5001);
+    expect(await relay.drain()).toBe(1);
+    expect(published.map((p) => p.subject)).toEqual(["shop.orders.OrderPlaced"]);
+  });
+
   it("retries a failed publish with backoff, keeping later events of that aggregate behind it", async () => {
     const { runtime, journal, clock, transport } = setup();
     let down = true;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../examples/shop/demo/worker-process.js";
 import type { OrderView } from "../../examples/shop/service/order-view.js";
 import { type Shop, startShop } from "../../examples/shop/service/shop.js";
+import { bearer, signedHeaders } from "../support/shop-http.js";
 
 // The shop over real HTTP on loopback, with a SQLite journal in a temp dir and the fake providers
 // in-process. Every bad request must get a clear 4xx in our {error, issues} shape, store nothing,
@@ -12,6 +13,7 @@ import { type Shop, startShop } from "../../examples/shop/service/shop.js";
 
 let dir: string;
 let shop: Shop;
+const SECRET = "api-test-webhook-secret";
 const order = { email: "ada@example.com", currency: "eur", lines: [{ sku: "book", quantity: 2, unitPrice: 1250 }] };
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -51,6 +53,7 @@ beforeAll(async () => {
     databaseUrl: `sqlite:${join(dir, "shop.db")}`,
     dataDir: dir,
     effectTimeoutMs: 1000,
+    webhookSecret: SECRET,
   });
 });
 afterAll(async () => {
@@ -206,42 +209,35 @@ describe("POST /webhooks/warehouse", () => {
     shipmentId: recorded.shipmentId,
     occurredAt: recorded.occurredAt,
   });
+  /** A webhook call signed with the warehouse's secret (the body sent is exactly the one signed). */
+  const signed = (body: unknown) => {
+    const raw = typeof body === "string" ? body : JSON.stringify(body);
+    return call("POST", "/webhooks/warehouse", raw, signedHeaders(SECRET, raw));
+  };
   const shippedEvents = async () =>
     ((await call("GET", `/orders/${orderId}`)).body as OrderView).history.filter((h) => h.type === "OrderShipped")
       .length;
 
   it("answers a redelivery of the same event as a duplicate and records nothing new", async () => {
-    const again = await call("POST", "/webhooks/warehouse", webhook());
+    const again = await signed(webhook());
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ duplicate: true, shipmentId: recorded.shipmentId });
     expect(await shippedEvents()).toBe(1);
   });
 
   it("answers 409 for the same eventId with a different payload, and records nothing", async () => {
-    await expectRejected(
-      await call("POST", "/webhooks/warehouse", { ...webhook(), shipmentId: "ship_other" }),
-      409,
-      "eventId",
-    );
+    await expectRejected(await signed({ ...webhook(), shipmentId: "ship_other" }), 409, "eventId");
     expect(((await call("GET", `/orders/${orderId}`)).body as OrderView).shipping.shipmentId).toBe(recorded.shipmentId);
     expect(await shippedEvents()).toBe(1);
   });
 
   it("answers 400 for invalid webhooks and 404 for unknown orders without creating a stream", async () => {
-    await expectRejected(await call("POST", "/webhooks/warehouse", { ...webhook(), type: "OrderLost" }), 400, "type");
-    await expectRejected(
-      await call("POST", "/webhooks/warehouse", { ...webhook(), occurredAt: "yesterday" }),
-      400,
-      "occurredAt",
-    );
-    await expectRejected(await call("POST", "/webhooks/warehouse", "{not json"), 400);
+    await expectRejected(await signed({ ...webhook(), type: "OrderLost" }), 400, "type");
+    await expectRejected(await signed({ ...webhook(), occurredAt: "yesterday" }), 400, "occurredAt");
+    await expectRejected(await signed("{not json"), 400, "JSON");
     const before = await orderStreams();
     const shipmentsBefore = await shop.journal.listStreams("shipment/");
-    await expectRejected(
-      await call("POST", "/webhooks/warehouse", { ...webhook(), orderId: "ord_nobody", eventId: "evt-x" }),
-      404,
-      "ord_nobody",
-    );
+    await expectRejected(await signed({ ...webhook(), orderId: "ord_nobody", eventId: "evt-x" }), 404, "ord_nobody");
     expect(await orderStreams()).toEqual(before);
     expect(await shop.journal.listStreams("shipment/")).toEqual(shipmentsBefore);
   });
@@ -250,20 +246,30 @@ describe("POST /webhooks/warehouse", () => {
 describe("admin", () => {
   it("validates settlements and answers 404 for unknown effect keys", async () => {
     await expectRejected(
-      await call("POST", "/admin/reconciliation/order:nope:payment/settle", { outcome: "maybe", by: "ops" }),
+      await call(
+        "POST",
+        "/admin/reconciliation/order:nope:payment/settle",
+        { outcome: "maybe", by: "ops" },
+        bearer(shop.adminToken),
+      ),
       400,
     );
     await expectRejected(
-      await call("POST", "/admin/reconciliation/order:nope:payment/settle", {
-        outcome: "failed",
-        reason: "x",
-        by: "ops",
-      }),
+      await call(
+        "POST",
+        "/admin/reconciliation/order:nope:payment/settle",
+        { outcome: "failed", reason: "x", by: "ops" },
+        bearer(shop.adminToken),
+      ),
       404,
       "order:nope:payment",
     );
-    await expectRejected(await call("GET", "/admin/effects?status=Weird"), 400, "status");
-    const stats = await call("GET", "/admin/stats");
+    await expectRejected(
+      await call("GET", "/admin/effects?status=Weird", undefined, bearer(shop.adminToken)),
+      400,
+      "status",
+    );
+    const stats = await call("GET", "/admin/stats", undefined, bearer(shop.adminToken));
     expect(stats.body.runtime.commands).toBeGreaterThan(0);
   });
 });
@@ -290,7 +296,11 @@ describe("reconciliation through the admin API", () => {
     const at = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${stuck.url}${path}`, {
         method,
-        ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+        headers: {
+          ...bearer(stuck.adminToken),
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       // biome-ignore lint/suspicious/noExplicitAny: test answers are checked field by field
       return { status: response.status, body: (await response.json()) as any };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { WorldDraw } from "../../src/testing/simulation/draw.js";
 import { SimulatedProvider } from "../../src/testing/simulation/provider.js";
 import { runSeeds } from "../../src/testing/simulation/run-seeds.js";
 import { simulate } from "../../src/testing/simulation/simulate.js";
@@ -11,7 +12,7 @@ describe("deterministic simulation", () => {
     expect(report.failures.map((f) => f.violations)).toEqual([]);
     expect(report.checks).toBeGreaterThan(0);
     // The seeds really did inject faults of every kind.
-    for (const kind of ["crash", "crash-at", "commit-fault", "provider-fault", "duplicate", "pause"]) {
+    for (const kind of ["crash", "crash-at", "commit-fault", "provider-fault", "duplicate", "pause", "publish-fault"]) {
       expect(report.faults[`step:${kind}`], kind).toBeGreaterThan(0);
     }
   });
@@ -43,7 +44,11 @@ describe("deterministic simulation", () => {
     expect(result.shrunk?.length).toBeLessThan(result.steps.length);
     expect(result.reproduce).toContain(`seed: 5`);
     // The shrunk sequence alone still fails.
-    const again = await simulate(broken, { seed: 5, steps: result.shrunk, shrink: false });
+    const again = await simulate(broken, {
+      seed: 5,
+      ...(result.shrunk ? { steps: result.shrunk } : {}),
+      shrink: false,
+    });
     expect(again.violations.length).toBeGreaterThan(0);
   });
 
@@ -59,7 +64,10 @@ describe("deterministic simulation", () => {
         if (event.type === "Placed") provider.call(event.key, { checkout: event.key, amount: event.amount });
       },
     });
-    const system = { ...checkoutSystem({ actor }), providers: () => [...checkoutSystem().providers(), provider] };
+    const system = {
+      ...checkoutSystem({ actor }),
+      providers: (world: WorldDraw) => [...checkoutSystem().providers(world), provider],
+    };
     const result = await simulate(system, { seed: 3, steps: 80, alwaysRecover: true, shrink: false });
     expect(result.violations.some((v) => /outside an effect handler/.test(v.message))).toBe(true);
   });

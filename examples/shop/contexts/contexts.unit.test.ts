@@ -5,6 +5,7 @@ import { CommandRejectedError } from "../../../src/core/errors.js";
 import type { Envelope } from "../../../src/messaging/envelope.js";
 import { given } from "../../../src/testing/decider-spec.js";
 import { fulfillment, startShippingId } from "../fulfillment/process.js";
+import { devShopKeys, shopSigner } from "../integration/keys.js";
 import { paymentActor, paymentRoute } from "../payment/actor.js";
 import { MAX_PICKLIST_ATTEMPTS, picklistKey, shipmentActor, UnknownShipmentError } from "../shipping/actor.js";
 import { orderFacts, orderTimeline, readOrderView } from "../views/order-views.js";
@@ -268,7 +269,8 @@ describe("order views", () => {
     const bad = { ...processed, eventId: "bad-1", payload: { orderId: id } };
     const outcome = await views.deliver({
       subject: "shop.payment.PaymentProcessed",
-      body: JSON.stringify(bad),
+      // Signed by the payment context's key: authentic, but not a valid PaymentProcessed.
+      body: JSON.stringify(shopSigner(devShopKeys()).sign(bad)),
       messageId: "bad-1",
       attempt: 1,
       maxDeliveries: 5,

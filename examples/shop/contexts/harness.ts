@@ -22,22 +22,23 @@ export interface ShopWorld {
   runtime: Runtime;
   contexts: ShopContexts;
   clock: SimulatedClock;
+  transport: InProcessTransport;
 }
 
-export function shopWorld(): ShopWorld {
-  const journal = memoryJournal();
+export function shopWorld(journal: Journal = memoryJournal()): ShopWorld {
   const clock = new SimulatedClock(Date.UTC(2026, 0, 1));
   const runtime = createRuntime({ journal, actors: SHOP_ACTORS, clock, ids: sequentialIds("e") });
+  const transport = new InProcessTransport({ clock });
   const contexts = createShopContexts({
     journal,
     runtime,
-    transport: new InProcessTransport({ clock }),
+    transport,
     clock,
     ids: sequentialIds("c"),
     registry: new Registry(),
     gapTimeoutMs: 60_000,
   });
-  return { journal, runtime, contexts, clock };
+  return { journal, runtime, contexts, clock, transport };
 }
 
 export const allConsumers = (world: ShopWorld): Consumer[] => Object.values(world.contexts.consumers);
@@ -77,8 +78,33 @@ const failed = (key: string, kind: string, error: string, via: "run" | "operator
  * picklist is followed by the warehouse's webhook, and every published event goes to every
  * consumer in publication order. Returns the integration events in publication order.
  */
-export async function produce(scripts: OrderScript[]): Promise<{ world: ShopWorld; envelopes: Envelope[] }> {
-  const world = shopWorld();
+export async function produce(
+  scripts: OrderScript[],
+  world: ShopWorld = shopWorld(),
+): Promise<{ world: ShopWorld; envelopes: Envelope[] }> {
+  const envelopes = await drive(world, scripts, async (envelope) => {
+    for (const consumer of allConsumers(world)) await consumer.handle(envelope);
+  });
+  return { world, envelopes };
+}
+
+/**
+ * As `produce`, in a given world, with events delivered through the real path: the relay signs
+ * and publishes them on the in-process transport (to which the test subscribed the consumers),
+ * and each consumer verifies before it handles.
+ */
+export function produceThroughTransport(world: ShopWorld, scripts: OrderScript[]): Promise<Envelope[]> {
+  return drive(world, scripts, async () => {
+    await world.contexts.relay.drain();
+    await world.transport.idle();
+  });
+}
+
+async function drive(
+  world: ShopWorld,
+  scripts: OrderScript[],
+  deliver: (envelope: Envelope) => Promise<void>,
+): Promise<Envelope[]> {
   const { journal, runtime } = world;
   const byId = new Map(scripts.map((s) => [s.orderId, s]));
   for (const script of scripts) await placeOrder(world, script);
@@ -92,7 +118,7 @@ export async function produce(scripts: OrderScript[]): Promise<{ world: ShopWorl
     if (row.category === "event") {
       const envelope = envelopeFromOutbox(row);
       envelopes.push(envelope);
-      for (const consumer of allConsumers(world)) await consumer.handle(envelope);
+      await deliver(envelope);
       continue;
     }
     if (row.category === "message") {
@@ -138,7 +164,7 @@ export async function produce(scripts: OrderScript[]): Promise<{ world: ShopWorl
       await runtime.send(row.stream, succeeded(row.id, row.kind, { messageId: `msg_${row.id}` }));
     }
   }
-  return { world, envelopes };
+  return envelopes;
 }
 
 /** Everything a consumer side ends with, in a comparable form. */

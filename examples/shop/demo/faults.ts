@@ -42,6 +42,17 @@ export interface FaultProfile {
   integration: InProcessFaultKnobs;
   /** A gap in a producer's sequence open longer than this is alerted (and supplied from the producer). */
   gapTimeoutMs: number;
+  /**
+   * Order i is sent no earlier than i × arrivalMs after the first. Paced under faults, so kills land
+   * while orders are still coming in; 0 without faults, so the run measures the shop, not the pace.
+   */
+  arrivalMs: number;
+  /**
+   * Most orders placed and not yet ended at once (the client waits below it). Without faults 100: a
+   * backlog of thousands would measure queueing, not the shop. Ended orders are learned from the
+   * polled /admin/stats, so the window is a little wider in practice.
+   */
+  maxOpenOrders: number;
 }
 
 /** Slow answers take longer than the shop's per-call timeout (the demo sets it to 1000 ms). */
@@ -59,6 +70,8 @@ export function faultProfile(level: FaultLevel): FaultProfile {
         replayRate: 0,
         integration: {},
         gapTimeoutMs: 30_000,
+        arrivalMs: 0,
+        maxOpenOrders: 100,
       };
     case "light":
       return {
@@ -70,6 +83,8 @@ export function faultProfile(level: FaultLevel): FaultProfile {
         replayRate: 0.05,
         integration: { duplicateRate: 0.1, maxDelayMs: 300, reorderWindow: 4 },
         gapTimeoutMs: 2_000,
+        arrivalMs: 40,
+        maxOpenOrders: Number.POSITIVE_INFINITY,
       };
     case "heavy":
       return {
@@ -89,6 +104,8 @@ export function faultProfile(level: FaultLevel): FaultProfile {
         replayRate: 0.1,
         integration: { duplicateRate: 0.3, maxDelayMs: 1_500, reorderWindow: 8 },
         gapTimeoutMs: 1_000,
+        arrivalMs: 40,
+        maxOpenOrders: Number.POSITIVE_INFINITY,
       };
   }
 }

@@ -5,7 +5,7 @@ import type { DemoResult } from "./run-demo.js";
 export function formatResult(result: DemoResult, options: { orders: number; seed: number; faults: string }): string {
   const r = result.report;
   const lines: string[] = [];
-  const add = (text = "") => lines.push(text);
+  const add = (...texts: string[]) => lines.push(...(texts.length === 0 ? [""] : texts));
   const seconds = (result.durationMs / 1000).toFixed(1);
   add();
   add(
@@ -79,6 +79,8 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   }
   add(`  worker warnings: ${result.workerLog}`);
   add();
+  add(...throughputLines(result));
+  add();
   add("Invariants");
   for (const check of r.checks) {
     add(`  ${check.ok ? "PASS" : "FAIL"}  ${check.name}: ${check.description}`);
@@ -89,6 +91,21 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   if (result.timedOut) add("Gave up waiting: not every order ended in time.");
   add(r.violated.length === 0 ? "Audit clean." : `Audit FAILED: ${r.violated.join(", ")}`);
   return lines.join("\n");
+}
+
+/** Orders/s end to end: wall-clock figures of one run on this machine, so only as steady as the machine. */
+function throughputLines(result: DemoResult): string[] {
+  const t = result.throughput;
+  const { arrivalMs, inFlight, maxOpen } = result.arrival;
+  const pace = arrivalMs > 0 ? `one order every ${arrivalMs} ms at most` : "as fast as the shop accepts them";
+  const open = Number.isFinite(maxOpen) ? `, at most ${maxOpen} orders unfinished` : "";
+  if (!t) return ["Throughput (end to end)", "  no order ended: nothing to measure"];
+  return [
+    "Throughput (end to end)",
+    `  ${t.orders} orders ended in ${t.seconds.toFixed(1)} s: ${t.ordersPerSecond.toFixed(1)} orders/s (first order placed → last order terminal)`,
+    `  per order, placed → terminal: p50 ${Math.round(t.p50Ms)} ms, p99 ${Math.round(t.p99Ms)} ms`,
+    `  client: ${pace}, ${inFlight} requests in flight${open}${arrivalMs > 0 ? " (the pace, not the shop, may bound orders/s)" : ""}`,
+  ];
 }
 
 const histogram = (perOrder: Record<string, number>) =>

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
@@ -16,6 +17,7 @@ import {
   viewDisagreements,
 } from "./audit.js";
 import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
+import { measureThroughput, type Throughput } from "./throughput.js";
 import { freePort, WorkerSupervisor } from "./worker-process.js";
 
 /**
@@ -30,37 +32,37 @@ export interface DemoOptions {
   seed: number;
   faults: FaultLevel;
   /** A postgres:// URL; the demo works in schema `pgSchema` (dropped and recreated first). Unset: SQLite. */
-  db?: string;
+  db?: string | undefined;
   /** Default `oncely_demo`. */
-  pgSchema?: string;
+  pgSchema?: string | undefined;
   /** SQLite file (deleted with its -wal/-shm first). Default data/demo.db. */
-  sqlitePath?: string;
+  sqlitePath?: string | undefined;
   /** The payment provider charges again on every request; the shop may only look charges up. */
-  paymentNoIdempotency?: boolean;
+  paymentNoIdempotency?: boolean | undefined;
   /** Transport of integration events between the contexts (default in-process, with injected misdelivery). */
-  transport?: "in-process" | "nats";
+  transport?: "in-process" | "nats" | undefined;
   /** Default nats://127.0.0.1:4222. The demo deletes and recreates the stream `SHOP` first. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /**
    * Worker processes sharing the journal (default 1). With more than one, the client spreads its
    * requests over them and kills pick a worker at random: the chaos run.
    */
-  workers?: number;
+  workers?: number | undefined;
   /**
    * With PostgreSQL: terminate every connection of the shop's workers (pg_terminate_backend) about
    * this often (seeded jitter). Unset: never.
    */
-  pgConnectionRestartMs?: number;
+  pgConnectionRestartMs?: number | undefined;
   /** Most worker kills in the run (default: the fault level's). */
-  kills?: number;
+  kills?: number | undefined;
   /** Stop placing new orders after this long (ms); the orders placed by then are driven to the end and audited. */
-  durationMs?: number;
+  durationMs?: number | undefined;
   /** Orders in flight at once (default 8). */
-  concurrency?: number;
-  /** Order i is sent no earlier than i × arrivalMs after the first (default 40 ms). */
-  arrivalMs?: number;
+  concurrency?: number | undefined;
+  /** Order i is sent no earlier than i × arrivalMs after the first (default: the fault level's, 40 ms or 0 without faults). */
+  arrivalMs?: number | undefined;
   /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   onProgress?(progress: DemoProgress): void;
 }
 
@@ -106,6 +108,10 @@ export interface DemoResult {
   /** Where the workers' stderr (warnings) went. */
   workerLog: string;
   timedOut: boolean;
+  /** Orders/s end to end and per-order latency; undefined when no order ended. */
+  throughput: Throughput | undefined;
+  /** How the client sent orders: one every `arrivalMs` at most, `inFlight` requests at once, `maxOpen` orders unfinished. */
+  arrival: { arrivalMs: number; inFlight: number; maxOpen: number };
 }
 
 const EFFECT_TIMEOUT_MS = 1000;
@@ -171,7 +177,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const workerUrls = ports.map((p) => `http://127.0.0.1:${p}`);
     // The warehouse calls one worker back; while that one restarts, it retries.
     const shopUrl = workerUrls[0] as string;
+    // The workers' credentials: the operator's admin token and the warehouse's webhook secret.
+    const adminToken = `demo_${randomBytes(24).toString("base64url")}`;
+    const webhookSecret = randomBytes(24).toString("base64url");
     const warehouse = await startWarehouseProvider({
+      webhookSecret,
       seed: options.seed + 2,
       faults: profile.warehouse,
       shopUrl,
@@ -195,6 +205,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             PAYMENT_URL: payment.url,
             EMAIL_URL: email.url,
             WAREHOUSE_URL: warehouse.url,
+            WAREHOUSE_WEBHOOK_SECRET: webhookSecret,
+            ONCELY_ADMIN_TOKEN: adminToken,
             SHOP_URL: workerUrls[index] as string,
             PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
             EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
@@ -225,7 +237,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await Promise.all(supervisors.map((w) => w.start()));
     const killed = () => supervisors.reduce((n, w) => n + w.killedByParent + w.killedAtFaultPoint, 0);
     const failure = () => supervisors.find((w) => w.failure)?.failure;
-    const api = new ShopClient(workerUrls);
+    const api = new ShopClient(workerUrls, adminToken);
 
     // Progress and counters: polled, summed over incarnations by pid (a killed one keeps its last poll).
     const perWorker = new Map<number, { duplicates: number; retried: number }>();
@@ -236,7 +248,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     let stopPolling = false;
     const poller = (async () => {
       while (!stopPolling) {
+        const askedAt = Date.now();
         const stats = await api.stats().catch(() => undefined);
+        // /admin/stats reads every order: with thousands of them it costs the worker real time, so the
+        // poll backs off to leave the worker at least two thirds of the time for the orders themselves.
+        const statsMs = Date.now() - askedAt;
         if (stats) {
           perWorker.set(stats.pid, { duplicates: stats.runtime.duplicates, retried: stats.dispatcher?.retried ?? 0 });
           if (stats.integration) {
@@ -250,7 +266,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         }
         progress.kills = killed();
         report();
-        await sleep(300);
+        await sleep(Math.max(300, 2 * statsMs));
       }
     })();
 
@@ -295,17 +311,25 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const requests = Array.from({ length: total }, (_, i) =>
       orderRequest(i, options.seed, orderRandom, profile.replayRate),
     );
-    const placed: { key: string; orderId: string }[] = [];
+    const placed: { key: string; orderId: string; placedAt: number }[] = [];
     const replayMismatches: string[] = [];
     // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
-    const arrivalMs = options.arrivalMs ?? 40;
+    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
+    const arrivalMs = options.arrivalMs ?? profile.arrivalMs;
+    const inFlight = options.concurrency ?? 8;
+    const maxOpen = profile.maxOpenOrders;
+    let opened = 0;
     const placingFrom = Date.now();
     const placingUntil = options.durationMs === undefined ? Number.POSITIVE_INFINITY : placingFrom + options.durationMs;
-    await forEachLimit(requests, options.concurrency ?? 8, async (request) => {
+    await forEachLimit(requests, inFlight, async (request) => {
       await sleep(placingFrom + request.index * arrivalMs - Date.now());
+      // Checked and counted with no await in between, so concurrent senders never overshoot.
+      while (opened - progress.terminal >= maxOpen && Date.now() < deadline) await sleep(20);
+      opened++;
       if (Date.now() >= placingUntil) return;
+      const placedAt = Date.now();
       const first = await api.placeOrder(request.key, request.body);
-      placed.push({ key: request.key, orderId: first.orderId });
+      placed.push({ key: request.key, orderId: first.orderId, placedAt });
       progress.placed++;
       if (request.replay) {
         const again = await api.placeOrder(request.key, request.body);
@@ -320,7 +344,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // Wait for every order to end, acting as operator in the meantime (the poller does that).
     progress.phase = "settling";
     progress.total = placed.length;
-    const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
     while (progress.terminal < placed.length && Date.now() < deadline && !failure()) await sleep(200);
     const timedOut = progress.terminal < placed.length;
     doneKilling = true;
@@ -422,6 +445,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       durationMs: Date.now() - started,
       workerLog,
       timedOut,
+      throughput: measureThroughput(placed, views),
+      arrival: { arrivalMs, inFlight, maxOpen },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
@@ -492,8 +517,8 @@ async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T)
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
   return (await response.json()) as T;
 }
@@ -533,7 +558,14 @@ class ShopClient {
   replayedAnswers = 0;
   private turn = 0;
   /** Several workers: each attempt goes to the next one, so a dead worker only costs a retry. */
-  constructor(private readonly urls: string[]) {}
+  constructor(
+    private readonly urls: string[],
+    private readonly adminToken: string,
+  ) {}
+
+  private get admin(): Record<string, string> {
+    return { authorization: `Bearer ${this.adminToken}` };
+  }
 
   private get url(): string {
     return this.urls[this.turn++ % this.urls.length] as string;
@@ -579,20 +611,27 @@ class ShopClient {
   }
 
   async stats(): Promise<StatsAnswer> {
-    const response = await fetch(`${this.url}/admin/stats`, { signal: AbortSignal.timeout(3000) });
+    // A long timeout: an abandoned request goes on computing in the worker, and the next would pile on it.
+    const response = await fetch(`${this.url}/admin/stats`, {
+      headers: this.admin,
+      signal: AbortSignal.timeout(60_000),
+    });
     if (!response.ok) throw new Error(`GET /admin/stats answered ${response.status}`);
     return (await response.json()) as StatsAnswer;
   }
 
   async reconciliation(): Promise<{ key: string; kind: string }[]> {
-    const answer = await getJson<{ items: { key: string; kind: string }[] }>(`${this.url}/admin/reconciliation`);
+    const answer = await getJson<{ items: { key: string; kind: string }[] }>(
+      `${this.url}/admin/reconciliation`,
+      this.admin,
+    );
     return answer.items;
   }
 
   async settle(key: string, settlement: unknown): Promise<boolean> {
     const response = await fetch(`${this.url}/admin/reconciliation/${encodeURIComponent(key)}/settle`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...this.admin },
       body: JSON.stringify(settlement),
       signal: AbortSignal.timeout(5000),
     });

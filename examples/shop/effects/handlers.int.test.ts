@@ -147,7 +147,11 @@ describe("email handler", () => {
 describe("picklist handler", () => {
   it("sends the picklist once per key and looks it up, before and after shipping", async () => {
     // No shop listens here: one webhook attempt is enough, the test only needs the shipment.
-    const warehouse = await startWarehouseProvider({ shipDelayMs: 5, webhook: { maxAttempts: 1 } });
+    const warehouse = await startWarehouseProvider({
+      shipDelayMs: 5,
+      webhook: { maxAttempts: 1 },
+      webhookSecret: "handlers-test-webhook-secret",
+    });
     closers.push(warehouse.close);
     const handler = createPicklistHandler({ baseUrl: warehouse.url });
     const picklist = { orderId: "42", lines: [{ sku: "book", quantity: 2 }] };

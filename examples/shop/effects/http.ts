@@ -145,9 +145,7 @@ export async function runRequest<R>(
     throw new ProviderUnavailableError(
       `POST ${path} answered ${status}: ${reasonOf(body, "no reason given")}`,
       status,
-      {
-        retryAfterMs: answer.retryAfterMs,
-      },
+      answer.retryAfterMs === undefined ? {} : { retryAfterMs: answer.retryAfterMs },
     );
   }
   return failed(`provider rejected the request (${status}): ${reasonOf(body, "no reason given")}`);

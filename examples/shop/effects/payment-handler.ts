@@ -6,22 +6,25 @@ import { EFFECT_KINDS, type PaymentInput, type PaymentResult } from "../ordering
 import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ paymentId: z.string().min(1) }).transform(({ paymentId }) => ({ paymentId }));
-const recordSchema = z.union([
-  z.object({
-    status: z.literal("succeeded"),
-    paymentId: z.string().min(1),
-    orderId: z.string(),
-    amount: z.number(),
-    currency: z.string(),
-  }),
-  z.object({
-    status: z.literal("declined"),
-    reason: z.string(),
-    orderId: z.string(),
-    amount: z.number(),
-    currency: z.string(),
-  }),
+/**
+ * The provider's record of a key. The contract names only `{paymentId, status}`; `orderId`,
+ * `amount` and `currency` are optional echoes of the request, compared only when present.
+ */
+const echoed = {
+  orderId: z.string().optional(),
+  amount: z.number().optional(),
+  currency: z.string().optional(),
+};
+const recordSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("succeeded"), paymentId: z.string().min(1), ...echoed }),
+  z.object({ status: z.literal("declined"), reason: z.string().optional(), ...echoed }),
 ]);
+
+/** The fields of the input the provider echoed, so a minimal record compares as "nothing contradicts". */
+function echoedPart(input: PaymentInput, record: z.infer<typeof recordSchema>): Partial<PaymentInput> {
+  const fields = (["orderId", "amount", "currency"] as const).filter((f) => record[f] !== undefined);
+  return Object.fromEntries(fields.map((f) => [f, input[f]]));
+}
 
 /**
  * Charges through the payment provider: `POST /payments` with the effect key as
@@ -46,8 +49,12 @@ export function createPaymentHandler(options: HttpHandlerOptions): EffectHandler
       lookupRequest(options, "/payments", key, signal, recordSchema, (record) => {
         const { orderId, amount, currency } = record;
         // A record under our key for another order or amount is not our payment: an operator must look.
-        if (!sameRequest({ orderId, amount, currency }, input)) throw new IdempotencyKeyReusedError(key);
-        return record.status === "succeeded" ? succeeded({ paymentId: record.paymentId }) : failed(record.reason);
+        if (!sameRequest({ orderId, amount, currency }, echoedPart(input, record))) {
+          throw new IdempotencyKeyReusedError(key);
+        }
+        return record.status === "succeeded"
+          ? succeeded({ paymentId: record.paymentId })
+          : failed(record.reason ?? "declined");
       }),
   };
 }

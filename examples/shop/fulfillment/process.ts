@@ -1,6 +1,7 @@
 import type { Envelope } from "../../../src/messaging/envelope.js";
 import { defineProcessManager } from "../../../src/messaging/process-manager.js";
 import { payloadOf } from "../integration/events.js";
+import { orderIdOf } from "../integration/order-id.js";
 import { type StartShipping, shipmentAddress } from "../shipping/actor.js";
 
 /**
@@ -66,7 +67,7 @@ function noted(state: FulfillmentState, envelope: Envelope): FulfillmentEvent[] 
 export const fulfillment = defineProcessManager<FulfillmentState, FulfillmentEvent>({
   type: "fulfillment",
   correlate: (envelope) =>
-    (FULFILLMENT_CONSUMES as readonly string[]).includes(envelope.type) ? envelope.aggregateId : undefined,
+    (FULFILLMENT_CONSUMES as readonly string[]).includes(envelope.type) ? orderIdOf(envelope) : undefined,
   initialState: (orderId) => ({ orderId, lines: null, paymentId: null, failed: false, shippingRequested: false }),
   evolve,
   react(state, envelope, context) {

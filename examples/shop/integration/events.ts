@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Envelope } from "../../../src/messaging/envelope.js";
+import { orderIdSchema } from "./order-id.js";
 
 /**
  * The shop's integration events: the only way its bounded contexts (ordering, payment, shipping,
@@ -28,7 +29,7 @@ export type Source = (typeof SOURCES)[keyof typeof SOURCES];
 /** Context order used to list a timeline (within one source, aggregateVersion order). */
 export const SOURCE_RANK: Readonly<Record<string, number>> = { ordering: 0, payment: 1, shipping: 2 };
 
-const orderId = z.string().min(1);
+const orderId = orderIdSchema;
 const lineSchema = z.object({
   sku: z.string().min(1),
   quantity: z.number().int().positive(),

@@ -1,5 +1,6 @@
 import type { CommandHandler } from "../../../src/messaging/handlers.js";
 import { payloadOf } from "../integration/events.js";
+import { orderIdOf } from "../integration/order-id.js";
 
 /**
  * What Ordering hears from the other contexts. Each integration event becomes a command to
@@ -40,7 +41,7 @@ export const ORDERING_CONSUMES = [
 export const orderingRoute: CommandHandler = {
   kind: "command",
   route(envelope) {
-    const address = `order/${envelope.aggregateId}`;
+    const address = `order/${orderIdOf(envelope)}`;
     const eventId = envelope.eventId;
     switch (envelope.type) {
       case "PaymentProcessed": {

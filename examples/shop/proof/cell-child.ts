@@ -22,6 +22,7 @@ const shop = await startShop({
   paymentUrl: required("PAYMENT_URL"),
   emailUrl: required("EMAIL_URL"),
   warehouseUrl: required("WAREHOUSE_URL"),
+  webhookSecret: required("WAREHOUSE_WEBHOOK_SECRET"),
   effectTimeoutMs: Number(env.EFFECT_TIMEOUT_MS ?? 500),
   dispatcherOwner: `matrix-child-${process.pid}`,
   faults: faultsFromEnv(env.ONCELY_FAULT),

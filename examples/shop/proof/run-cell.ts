@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { openJournal } from "../../../src/cli/open-journal.js";
@@ -37,8 +38,8 @@ export interface CellResult {
   durationMs: number;
 }
 
-/** Where the providers of one cell listen. */
-type ProviderUrls = { paymentUrl: string; emailUrl: string; warehouseUrl: string };
+/** Where the providers of one cell listen, and the secret the warehouse signs its webhooks with. */
+type ProviderUrls = { paymentUrl: string; emailUrl: string; warehouseUrl: string; webhookSecret: string };
 
 const CHILD = fileURLToPath(new URL("./cell-child.ts", import.meta.url));
 const EFFECT_TIMEOUT_MS = 500;
@@ -54,11 +55,18 @@ export async function runCell(options: CellOptions): Promise<CellResult> {
   const timeoutMs = options.timeoutMs ?? 45_000;
   const payment = await startPaymentProvider({ declineAmountsEndingWith: "13" });
   const email = await startEmailProvider({});
+  const webhookSecret = randomBytes(24).toString("base64url");
   const warehouse = await startWarehouseProvider({
+    webhookSecret,
     shipDelayMs: 20,
     webhook: { timeoutMs: 2000, maxAttempts: 60, backoffMs: 50, maxBackoffMs: 500 },
   });
-  const providerUrls: ProviderUrls = { paymentUrl: payment.url, emailUrl: email.url, warehouseUrl: warehouse.url };
+  const providerUrls: ProviderUrls = {
+    paymentUrl: payment.url,
+    emailUrl: email.url,
+    warehouseUrl: warehouse.url,
+    webhookSecret,
+  };
   try {
     const fired =
       options.mode === "kill"
@@ -163,6 +171,7 @@ async function killCell(
     PAYMENT_URL: providerUrls.paymentUrl,
     EMAIL_URL: providerUrls.emailUrl,
     WAREHOUSE_URL: providerUrls.warehouseUrl,
+    WAREHOUSE_WEBHOOK_SECRET: providerUrls.webhookSecret,
     EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
     ORDERS: String(orders.length),
     CELL_TIMEOUT_MS: String(timeoutMs),

@@ -48,6 +48,18 @@ describe("provider processes", () => {
     ["email", [], { EMAIL_PORT: "http" }, "port (--port / EMAIL_PORT)"],
     ["warehouse", ["--shop-url", "nowhere"], {}, "shopUrl (--shop-url / WAREHOUSE_SHOP_URL)"],
     ["warehouse", ["--colour", "red"], {}, "Unknown option '--colour'"],
+    [
+      "warehouse",
+      ["--shop-url", "http://127.0.0.1:3000"],
+      {},
+      "webhookSecret (--webhook-secret / WAREHOUSE_WEBHOOK_SECRET): is required",
+    ],
+    [
+      "warehouse",
+      [],
+      { WAREHOUSE_WEBHOOK_SECRET: "short" },
+      "webhookSecret (--webhook-secret / WAREHOUSE_WEBHOOK_SECRET): must be at least 16",
+    ],
   ])("refuses bad configuration of the %s provider naming the setting", async (provider, args, env, message) => {
     const proc = run(provider, args, env);
     expect(await proc.exited).toBe(2);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../../src/testing/clock.js";
+import { SIGNATURE_HEADER, verifyWebhookSignature } from "./shared/webhook-signature.js";
 import { get, post } from "./test-http.js";
 import {
   type OrderShippedWebhook,
@@ -15,6 +16,7 @@ import {
 /** A small shop stand-in: records every webhook and answers with the next status of a script. */
 async function startReceiver(statuses: number[] = []) {
   const received: OrderShippedWebhook[] = [];
+  const signed: { header: string | undefined; body: string }[] = [];
   const script = [...statuses];
   const server: Server = createServer((request, response) => {
     let text = "";
@@ -23,7 +25,10 @@ async function startReceiver(statuses: number[] = []) {
     });
     request.on("end", () => {
       const status = script.shift() ?? 204;
-      if (request.url === "/webhooks/warehouse" && status < 300) received.push(JSON.parse(text));
+      if (request.url === "/webhooks/warehouse" && status < 300) {
+        received.push(JSON.parse(text));
+        signed.push({ header: request.headers[SIGNATURE_HEADER] as string | undefined, body: text });
+      }
       response.writeHead(status).end();
     });
   });
@@ -33,6 +38,7 @@ async function startReceiver(statuses: number[] = []) {
   return {
     url: `http://127.0.0.1:${address.port}`,
     received,
+    signed,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -41,12 +47,14 @@ const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(cleanup.splice(0).map((close) => close()));
 });
-async function start(options: WarehouseProviderOptions = {}, receiverStatuses: number[] = []) {
+const SECRET = "warehouse-test-webhook-secret";
+async function start(options: Partial<WarehouseProviderOptions> = {}, receiverStatuses: number[] = []) {
   const receiver = await startReceiver(receiverStatuses);
   const warehouse: WarehouseProvider = await startWarehouseProvider({
     shopUrl: receiver.url,
     shipDelayMs: 5,
     webhook: { backoffMs: 5, maxBackoffMs: 20, ...options.webhook },
+    webhookSecret: SECRET,
     ...options,
   });
   cleanup.push(receiver.close, warehouse.close);
@@ -94,6 +102,22 @@ describe("warehouse provider", () => {
     expect(warehouse.ledger.shipments).toHaveLength(1);
     expect(receiver.received).toHaveLength(2);
     expect(receiver.received[1]).toEqual(receiver.received[0]);
+  });
+
+  it("signs every webhook call over the exact body it sends, with its own clock's time", async () => {
+    const clock = new SimulatedClock();
+    const { warehouse, receiver } = await start({ clock, shipDelayMs: 0, faults: { duplicateRate: 1 } });
+    await post(warehouse.url, "/picklists", picklist, { key });
+    clock.advance(0); // the shipment's timer (registered while the picklist was accepted)
+    await expect.poll(() => receiver.signed.length).toBe(2);
+    for (const { header, body } of receiver.signed) {
+      expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      const check = (secret: string, nowMs: number) =>
+        verifyWebhookSignature({ secret, header, rawBody: Buffer.from(body), nowMs, toleranceMs: 300_000 }).ok;
+      expect(check(SECRET, clock.now())).toBe(true);
+      expect(check("another-secret-of-some-length", clock.now())).toBe(false);
+      expect(check(SECRET, clock.now() + 301_000)).toBe(false);
+    }
   });
 
   it("retries the webhook until the shop answers 2xx", async () => {

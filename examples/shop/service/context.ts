@@ -1,5 +1,4 @@
-import { z } from "zod";
-import type { IdGenerator } from "../../../src/core/clock.js";
+import type { Clock, IdGenerator } from "../../../src/core/clock.js";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Logger } from "../../../src/core/logger.js";
 import type { Runtime } from "../../../src/core/runtime.js";
@@ -7,6 +6,7 @@ import type { Dispatcher } from "../../../src/effects/dispatcher.js";
 import type { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { Journal } from "../../../src/journal/types.js";
 import type { ShopContexts } from "../contexts.js";
+import { orderIdSchema } from "../integration/order-id.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus, type OrderStatus } from "../ordering/status.js";
 
@@ -22,15 +22,15 @@ export interface ShopContext {
   /** Order ids for requests without an Idempotency-Key. */
   ids: IdGenerator;
   logger: Logger;
+  /** The shop's clock: webhook timestamps are checked against it. */
+  clock: Clock;
   startedAt: number;
 }
 
 export const ORDER_STATUSES = ["placed", "paid", "shipped", "completed", "payment_failed", "attention"] as const;
 
-/** Order ids are `ord_` + hex in this shop; anything URL-safe and short is accepted, nothing that could bend an address. */
-export const orderIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of letters, digits, _ or -");
+/** One order id format over HTTP and on the bus (see `integration/order-id.ts`). */
+export { orderIdSchema };
 
 export const orderAddress = (orderId: string) => `order/${orderId}`;
 

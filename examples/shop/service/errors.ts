@@ -16,6 +16,7 @@ import { EffectNotFoundError, EffectNotSettleableError } from "../../../src/effe
  * | error | status |
  * | --- | --- |
  * | InvalidInputError, fastify's JSON parse errors | 400 with issues naming each field |
+ * | UnauthorizedError (no or a wrong admin token, an unsigned, forged or stale webhook) | 401 |
  * | body over the limit | 413 |
  * | unsupported content type | 415 |
  * | NotFoundError, NotRegisteredError, EffectNotFoundError | 404 |
@@ -37,6 +38,18 @@ export class NotFoundError extends Error {
   }
 }
 
+/** The caller is not who it must be: no or a wrong admin token, an unsigned, forged or stale webhook. */
+export class UnauthorizedError extends Error {
+  constructor(
+    message: string,
+    /** The `WWW-Authenticate` challenge to answer with, when there is one. */
+    readonly challenge?: string,
+  ) {
+    super(message);
+    this.name = "UnauthorizedError";
+  }
+}
+
 /** The request contradicts what is already recorded (an eventId reused with another payload). */
 export class ConflictError extends Error {
   constructor(message: string) {
@@ -45,7 +58,15 @@ export class ConflictError extends Error {
   }
 }
 
-export function httpError(error: unknown): { status: number; body: ErrorBody; retryAfterS?: number } {
+export function httpError(error: unknown): {
+  status: number;
+  body: ErrorBody;
+  retryAfterS?: number;
+  challenge?: string;
+} {
+  if (error instanceof UnauthorizedError) {
+    return { status: 401, body: { error: error.message }, ...(error.challenge ? { challenge: error.challenge } : {}) };
+  }
   if (error instanceof InvalidInputError) {
     return { status: 400, body: { error: error.message, issues: [...error.issues] } };
   }
@@ -93,6 +114,7 @@ export function installErrorHandler(app: FastifyInstance, logger: Logger): void 
       logger.error({ err: error, method: request.method, url: request.url }, "request failed");
     }
     if (mapped.retryAfterS !== undefined) void reply.header("retry-after", String(mapped.retryAfterS));
+    if (mapped.challenge !== undefined) void reply.header("www-authenticate", mapped.challenge);
     void reply.code(mapped.status).send(mapped.body);
   });
   app.setNotFoundHandler((request, reply) => {

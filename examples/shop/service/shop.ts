@@ -1,3 +1,4 @@
+import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { Registry } from "prom-client";
@@ -11,6 +12,7 @@ import { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { EffectPolicy } from "../../../src/effects/types.js";
 import type { Journal } from "../../../src/journal/types.js";
 import { InboxRetention } from "../../../src/messaging/inbox-retention.js";
+import { OutboxRetention } from "../../../src/messaging/outbox-retention.js";
 import type { Transport } from "../../../src/messaging/transport.js";
 import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
 import type { ShopEnv } from "../config.js";
@@ -24,45 +26,67 @@ import {
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
+import type { ShopKeys } from "../integration/keys.js";
+import type { NatsPasswords } from "../integration/nats-users.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
+import { MIN_WEBHOOK_SECRET_LENGTH } from "../providers/shared/webhook-signature.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
+import { resolveAdminToken } from "./admin-auth.js";
 import { buildApp } from "./app.js";
 import type { ShopContext } from "./context.js";
+import type { OrderLimits } from "./validation.js";
 
 export interface ShopOptions {
   /** Default 3000; 0 picks a free port. */
-  port?: number;
+  port?: number | undefined;
   /** Default 127.0.0.1 (loopback). */
-  host?: string;
+  host?: string | undefined;
   /** See `openJournal`: unset → SQLite `{dataDir}/oncely.db`, `postgres://…`, `sqlite:PATH`, `memory:`. */
-  databaseUrl?: string;
+  databaseUrl?: string | undefined;
   /** Default ./data. */
-  dataDir?: string;
+  dataDir?: string | undefined;
   /** Provider URLs; each one unset starts that fake provider in this process. */
-  paymentUrl?: string;
-  emailUrl?: string;
-  warehouseUrl?: string;
+  paymentUrl?: string | undefined;
+  emailUrl?: string | undefined;
+  warehouseUrl?: string | undefined;
   /** The base URL the warehouse calls back; default the URL this shop listens on. */
-  shopUrl?: string;
+  shopUrl?: string | undefined;
   /** false when the payment provider charges again on every request (default true). */
-  paymentDedups?: boolean;
+  paymentDedups?: boolean | undefined;
   /** Per provider call (default 5000); lease, backoffs and lookup pacing follow from it. */
-  effectTimeoutMs?: number;
-  dispatcherOwner?: string;
-  faults?: Faults;
-  logger?: Logger;
-  clock?: Clock;
-  ids?: IdGenerator;
-  bodyLimit?: number;
+  effectTimeoutMs?: number | undefined;
+  dispatcherOwner?: string | undefined;
+  faults?: Faults | undefined;
+  logger?: Logger | undefined;
+  clock?: Clock | undefined;
+  ids?: IdGenerator | undefined;
+  bodyLimit?: number | undefined;
   /** Transport of integration events: `in-process` (default) or `nats` (JetStream stream `SHOP`). */
-  transport?: ShopTransportKind;
+  transport?: ShopTransportKind | undefined;
   /** NATS server URL (default nats://127.0.0.1:4222); with `transport: "nats"`. */
-  natsUrl?: string;
+  natsUrl?: string | undefined;
   /** In-process transport only: duplicated, delayed and reordered delivery of integration events. */
-  integrationFaults?: InProcessFaultKnobs;
+  integrationFaults?: InProcessFaultKnobs | undefined;
   /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
-  gapTimeoutMs?: number;
+  gapTimeoutMs?: number | undefined;
+  /** Bearer token of `/admin/*`. Unset: generated (see `Shop.adminToken`), allowed only on a loopback host. */
+  adminToken?: string | undefined;
+  /**
+   * Secret shared with the warehouse, which signs its webhook calls with it. Required with
+   * `warehouseUrl`; unset with the in-process warehouse: generated and handed to both.
+   */
+  webhookSecret?: string | undefined;
+  /** How far a webhook's signed timestamp may lie from the clock (default 5 minutes). */
+  webhookToleranceMs?: number | undefined;
+  /** Bounds of an order at the API (largest total in minor units, most lines). */
+  orderLimits?: OrderLimits | undefined;
+  /** Source of generated tokens and secrets (default node:crypto's). */
+  randomBytes?: ((size: number) => Buffer) | undefined;
+  /** Each context's signing keys (default: the development keys, see integration/keys.ts). */
+  signingKeys?: ShopKeys | undefined;
+  /** NATS: each context connects as its own user with these passwords (default: one anonymous connection). */
+  natsPasswords?: NatsPasswords | undefined;
 }
 
 export interface Shop {
@@ -77,6 +101,9 @@ export interface Shop {
   app: FastifyInstance;
   /** URLs of the providers in use (started here or given). */
   providerUrls: { payment: string; email: string; warehouse: string };
+  /** The bearer token `/admin/*` answers to; `adminTokenGenerated` when nobody chose it (print it). */
+  adminToken: string;
+  adminTokenGenerated: boolean;
   close(): Promise<void>;
 }
 
@@ -100,7 +127,27 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
       reorderWindow: env.INTEGRATION_REORDER_WINDOW,
     },
     gapTimeoutMs: env.GAP_TIMEOUT_MS,
+    adminToken: env.ONCELY_ADMIN_TOKEN,
+    webhookSecret: env.WAREHOUSE_WEBHOOK_SECRET,
+    webhookToleranceMs: env.WEBHOOK_TOLERANCE_S * 1000,
+    orderLimits: { maxOrderTotal: env.MAX_ORDER_TOTAL, maxLines: env.MAX_ORDER_LINES },
+    signingKeys: env.SHOP_SIGNING_KEYS,
+    natsPasswords: env.NATS_PASSWORDS,
   };
+}
+
+/**
+ * A warehouse elsewhere must have been given the same secret (without one, every webhook would be
+ * refused), and a short one could be guessed.
+ */
+export class WebhookSecretRequiredError extends Error {
+  constructor() {
+    super(
+      "WAREHOUSE_WEBHOOK_SECRET (webhookSecret) is required with WAREHOUSE_URL: give the shop the secret the " +
+        "warehouse signs its webhooks with (at least 16 characters)",
+    );
+    this.name = "WebhookSecretRequiredError";
+  }
 }
 
 /**
@@ -130,7 +177,7 @@ export function shopEffectPolicy(timeoutMs: number): Partial<EffectPolicy> {
 /**
  * Starts the whole shop in this process: journal, runtime with every context's actors (order,
  * payment, shipment, fulfillment), one dispatcher with the three handlers (effects and actor
- * messages), the transport with the relay and the contexts' consumers, the inbox retention job,
+ * messages), the transport with the relay and the contexts' consumers, the inbox and outbox retention jobs,
  * the fake providers it was not given URLs for, and the HTTP server. `close()` stops them in
  * reverse order.
  */
@@ -138,6 +185,15 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const dataDir = options.dataDir ?? "./data";
+  const listenHost = options.host ?? "127.0.0.1";
+  const randomBytes = options.randomBytes ?? cryptoRandomBytes;
+  // Both checked before anything starts: a shop that cannot authenticate its callers never listens.
+  const admin = resolveAdminToken(options.adminToken, listenHost, randomBytes);
+  if (options.warehouseUrl && options.webhookSecret === undefined) throw new WebhookSecretRequiredError();
+  if (options.webhookSecret !== undefined && options.webhookSecret.length < MIN_WEBHOOK_SECRET_LENGTH) {
+    throw new WebhookSecretRequiredError();
+  }
+  const webhookSecret = options.webhookSecret ?? randomBytes(32).toString("base64url");
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async () => {
     for (const close of closers.splice(0).reverse()) {
@@ -160,7 +216,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     if (email) closers.push(() => email.close());
     const warehouse = options.warehouseUrl
       ? undefined
-      : await startWarehouseProvider({ ledgerPath: ledgerPath("warehouse"), clock });
+      : await startWarehouseProvider({ ledgerPath: ledgerPath("warehouse"), clock, webhookSecret });
     if (warehouse) closers.push(() => warehouse.close());
     const providerUrls = {
       payment: options.paymentUrl ?? payment?.url ?? "",
@@ -197,6 +253,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
       natsUrl: options.natsUrl,
+      natsPasswords: options.natsPasswords,
       faults: options.integrationFaults,
       clock,
       logger,
@@ -215,9 +272,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       // As the effect leases: a killed worker's claimed events are relayed again within seconds.
       relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
+      keys: options.signingKeys,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
-    const retention = new InboxRetention({ journal, clock, logger });
+    // Both dedup records are kept for the default redelivery window (7 days), pruned hourly.
+    const retention = [new InboxRetention({ journal, clock, logger }), new OutboxRetention({ journal, clock, logger })];
 
     const ctx: ShopContext = {
       runtime,
@@ -227,10 +286,17 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       contexts,
       ids: options.ids ?? randomIds,
       logger,
+      clock,
       startedAt: clock.now(),
     };
-    const app = buildApp(ctx, { bodyLimit: options.bodyLimit });
-    await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
+    const app = buildApp(ctx, {
+      bodyLimit: options.bodyLimit,
+      adminToken: admin.token,
+      webhookSecret,
+      webhookToleranceMs: options.webhookToleranceMs,
+      orderLimits: options.orderLimits,
+    });
+    await app.listen({ host: listenHost, port: options.port ?? 3000 });
     closers.push(() => app.close());
     const address = app.server.address();
     if (address === null || typeof address === "string") throw new Error("shop: no TCP address");
@@ -242,8 +308,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     closers.push(() => dispatcher.stop());
     await contexts.start();
     closers.push(() => contexts.stop());
-    retention.start();
-    closers.push(() => retention.stop());
+    for (const job of retention) {
+      job.start();
+      closers.push(() => job.stop());
+    }
     logger.info({ url, journal: journal.backend, transport: transport.name, providers: providerUrls }, "shop started");
     return {
       url,
@@ -255,6 +323,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       transport,
       app,
       providerUrls,
+      adminToken: admin.token,
+      adminTokenGenerated: admin.generated,
       close: closeAll,
     };
   } catch (error) {

@@ -1,37 +1,73 @@
 import { describe, expect, it } from "vitest";
-import { runSeeds } from "../../../src/testing/simulation/run-seeds.js";
-import { shopSimulation } from "./system.js";
+import { FAULT_POINTS } from "../../../src/core/faults.js";
+import { COVERAGE_KINDS, coverageOf } from "../../../src/testing/simulation/coverage.js";
+import { runSeeds, type SeedsReport } from "../../../src/testing/simulation/run-seeds.js";
+import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
 
 /**
  * CI's fixed simulation budget for the reference shop (the long version: `npm run sim -- --seeds 5000`).
  * Each run checks every built-in invariant and the shop's own (one charge per paid order, money conserved).
+ * Every run is bounded: a seed gets 5 s of wall clock, and each test stops starting seeds after
+ * TOTAL_MS, so whatever the code under test does, the test reports instead of timing out.
  */
+const TOTAL_MS = 200_000;
+const TIMEOUT_MS = 240_000;
+
+const failuresOf = (report: SeedsReport) =>
+  report.failures.map((f) => ({ seed: f.seed, world: f.world, violations: f.violations, reproduce: f.reproduce }));
+
 describe("the shop under deterministic simulation", () => {
-  it("a provider that dedups by key: no violation over 400 seeds", async () => {
-    const report = await runSeeds(shopSimulation(), { count: 400, steps: 250 });
-    expect(report.failures.map((f) => ({ seed: f.seed, violations: f.violations, reproduce: f.reproduce }))).toEqual(
-      [],
-    );
-    expect(report.faults["effect:completed"]).toBeGreaterThan(0);
-  });
+  it(
+    "the seeded world (providers with and without dedup, small snapshot intervals, relay faults): no violation over 400 seeds; the default budget exercises every coverage kind and fault point",
+    async () => {
+      // Seeds 1..50 at 250 steps are `npm run sim`'s default budget: it must exercise every kind of
+      // coverage and fire every fault point, or a bug on that path could pass it unseen.
+      const defaultBudget: Record<string, number> = {};
+      const report = await runSeeds(shopSimulation(), { count: 400, steps: 250, totalTimeMs: TOTAL_MS }, (result) => {
+        if (result.seed > SHOP_SIM_DEFAULTS.seeds) return;
+        for (const [name, n] of Object.entries(result.faults)) defaultBudget[name] = (defaultBudget[name] ?? 0) + n;
+      });
+      expect(failuresOf(report)).toEqual([]);
+      expect(report.cut).toBeUndefined();
+      expect(report.faults["effect:completed"]).toBeGreaterThan(0);
+      expect(SHOP_SIM_DEFAULTS.steps).toBe(250);
+      const coverage = coverageOf(defaultBudget);
+      for (const kind of COVERAGE_KINDS) expect(coverage[kind], kind).toBeGreaterThan(0);
+      for (const point of FAULT_POINTS) expect(defaultBudget[`fired:${point}`], point).toBeGreaterThan(0);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("a payment provider with no idempotency: ambiguous charges are never retried blindly, over 400 seeds", async () => {
-    const report = await runSeeds(shopSimulation({ paymentDedups: false }), { first: 1000, count: 400, steps: 250 });
-    expect(report.failures.map((f) => ({ seed: f.seed, violations: f.violations, reproduce: f.reproduce }))).toEqual(
-      [],
-    );
-  });
+  it(
+    "a payment provider with no idempotency, snapshots after every commit: ambiguous charges are never retried blindly, over 400 seeds",
+    async () => {
+      const report = await runSeeds(shopSimulation({ paymentDedups: false }), {
+        first: 1000,
+        count: 400,
+        steps: 250,
+        snapshotEvery: 1,
+        totalTimeMs: TOTAL_MS,
+      });
+      expect(failuresOf(report)).toEqual([]);
+      expect(report.cut).toBeUndefined();
+    },
+    TIMEOUT_MS,
+  );
 
-  it("always-recover mode (every step starts from replay): no violation over 100 seeds", async () => {
-    const report = await runSeeds(shopSimulation(), {
-      first: 2000,
-      count: 100,
-      steps: 200,
-      alwaysRecover: true,
-      checkEvery: 25,
-    });
-    expect(report.failures.map((f) => ({ seed: f.seed, violations: f.violations, reproduce: f.reproduce }))).toEqual(
-      [],
-    );
-  });
+  it(
+    "always-recover mode (every step starts from replay): no violation over 100 seeds",
+    async () => {
+      const report = await runSeeds(shopSimulation(), {
+        first: 2000,
+        count: 100,
+        steps: 200,
+        alwaysRecover: true,
+        checkEvery: 25,
+        totalTimeMs: TOTAL_MS,
+      });
+      expect(failuresOf(report)).toEqual([]);
+      expect(report.cut).toBeUndefined();
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -6,8 +6,8 @@ import { failed, succeeded } from "../../../src/effects/types.js";
 import type { Consumer } from "../../../src/messaging/consumer.js";
 import { type Envelope, encodeEnvelope } from "../../../src/messaging/envelope.js";
 import { Relay } from "../../../src/messaging/relay.js";
-import type { Transport } from "../../../src/messaging/transport.js";
 import { SimulatedProvider } from "../../../src/testing/simulation/provider.js";
+import { simulatedTransport } from "../../../src/testing/simulation/transport.js";
 import type {
   Invariant,
   SimCommand,
@@ -18,6 +18,7 @@ import type {
 import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
+import { devShopKeys, shopSigner } from "../integration/keys.js";
 import { EFFECT_KINDS, type EmailInput, type PaymentInput, type PicklistInput } from "../ordering/effects.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
@@ -38,10 +39,15 @@ import { orderFacts, readOrderView } from "../views/order-views.js";
  * (no timers, no threads), so a seed replays exactly.
  */
 export interface ShopSimOptions {
-  orders?: number;
-  /** The payment provider dedups by idempotency key (default true); false: only lookup may settle. */
-  paymentDedups?: boolean;
+  orders?: number | undefined;
+  /** Fix whether the payment provider dedups by idempotency key (default: the seed draws it); false: only lookup may settle. */
+  paymentDedups?: boolean | undefined;
+  /** Fix dedup for every provider (default: the seed draws it per provider). */
+  allDedup?: boolean | undefined;
 }
+
+/** `npm run sim`'s default budget, which the mutation check holds to catching every planted bug. */
+export const SHOP_SIM_DEFAULTS = { seeds: 50, steps: 250 };
 
 const policy = { timeoutMs: 2_000, leaseMs: 10_000, rerunAfterNotFoundMs: 120_000, lookupAttempts: 4 };
 
@@ -49,10 +55,10 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
   return {
     name: "shop",
     actors: SHOP_ACTORS,
-    providers: () => [
+    providers: (world) => [
       new SimulatedProvider<PaymentInput, { paymentId: string }>({
         kind: EFFECT_KINDS.payment,
-        dedups: options.paymentDedups ?? true,
+        dedups: options.paymentDedups ?? options.allDedup ?? world.dedups(EFFECT_KINDS.payment),
         lookup: true,
         // Amounts that are multiples of 13 are declined: a definite failure.
         execute: (input, _key, n) =>
@@ -61,14 +67,14 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       }),
       new SimulatedProvider<EmailInput, { messageId: string }>({
         kind: EFFECT_KINDS.email,
-        dedups: true,
+        dedups: options.allDedup ?? world.dedups(EFFECT_KINDS.email),
         lookup: true,
         execute: (_input, _key, n) => succeeded({ messageId: `msg_${n}` }),
         policy,
       }),
       new SimulatedProvider<PicklistInput, { picklistId: string }>({
         kind: EFFECT_KINDS.picklist,
-        dedups: true,
+        dedups: options.allDedup ?? world.dedups(EFFECT_KINDS.picklist),
         lookup: true,
         execute: (_input, _key, n) => succeeded({ picklistId: `pck_${n}` }),
         policy,
@@ -124,7 +130,16 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       }
     },
     invariants: [oneChargePerPaidOrder, moneyConserved, viewsAgreeWithOrders, nothingParkedOrDead],
-    reproduce: (seed, steps) => `npm run sim -- --seed ${seed} --replay "${steps}"`,
+    reproduce: (seed, steps, run) =>
+      [
+        `npm run sim -- --seed ${seed}`,
+        ...(options.orders !== undefined ? [`--orders ${options.orders}`] : []),
+        ...(options.paymentDedups === false ? ["--payment-no-dedup"] : []),
+        ...(options.allDedup ? ["--all-dedup"] : []),
+        ...(run.alwaysRecover ? ["--always-recover"] : []),
+        ...(run.snapshotEvery !== undefined ? [`--snapshot-every ${run.snapshotEvery}`] : []),
+        `--replay "${steps}"`,
+      ].join(" "),
   };
 }
 
@@ -174,20 +189,20 @@ function brokerQueues(env: SimEnv): Map<string, Queued[]> {
   return env.outside.get("broker") as Map<string, Queued[]>;
 }
 
-/** The relay, publishing into the broker's queues (every durable subscribes to `shop.>` here). */
+/**
+ * The relay, publishing into the broker's queues (every durable subscribes to `shop.>` here)
+ * through a transport that fails, loses acknowledgements or duplicates on the seed's orders.
+ */
 function relayWorker(env: SimEnv): SimWorker {
   const queues = brokerQueues(env);
-  const transport: Transport = {
-    name: "sim-queue",
-    async publish(envelope) {
-      for (const queue of queues.values()) queue.push({ envelope, attempt: 0 });
-    },
-    subscribe: () => Promise.reject(new Error("the simulated broker is drained by its worker")),
-    close: async () => {},
-  };
+  const transport = simulatedTransport(env, (envelope) => {
+    for (const queue of queues.values()) queue.push({ envelope, attempt: 0 });
+  });
   const relay = new Relay({
     journal: env.journal,
     transport,
+    // The consumers of createShopContexts verify: sign as the shop's relay does.
+    signer: shopSigner(devShopKeys()),
     subjectPrefix: SHOP_SUBJECT_PREFIX,
     owner: `g${env.generation}-relay`,
     clock: env.clock,

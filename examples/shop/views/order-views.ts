@@ -3,6 +3,7 @@ import type { Envelope } from "../../../src/messaging/envelope.js";
 import { derived, monotonic } from "../../../src/messaging/facts.js";
 import { defineProjection } from "../../../src/messaging/projection.js";
 import { isIntegrationEventType, payloadOf, SOURCE_RANK } from "../integration/events.js";
+import { orderIdOf } from "../integration/order-id.js";
 
 /**
  * The order view, a read model built only from integration events (no actor state is read):
@@ -70,7 +71,7 @@ const setOnce = <T>(current: T | null, next: T): T => (current === null ? next :
 
 export const orderFacts = defineProjection<OrderFactsDoc, OrderFactsDoc & { status: OrderViewStatus }>({
   collection: "order-views",
-  key: (envelope) => (isIntegrationEventType(envelope.type) ? envelope.aggregateId : undefined),
+  key: (envelope) => (isIntegrationEventType(envelope.type) ? orderIdOf(envelope) : undefined),
   project(current, envelope, tools) {
     const doc = current ?? emptyFacts(envelope.aggregateId);
     switch (envelope.type) {
@@ -134,7 +135,7 @@ const byPosition = (a: TimelineEntry, b: TimelineEntry) =>
 export const orderTimeline = defineProjection<TimelineDoc>({
   collection: "order-timelines",
   key: (envelope) =>
-    isIntegrationEventType(envelope.type) ? timelineId(envelope.aggregateId, envelope.source) : undefined,
+    isIntegrationEventType(envelope.type) ? timelineId(orderIdOf(envelope), envelope.source) : undefined,
   project(current, envelope) {
     const doc = current ?? { orderId: envelope.aggregateId, source: envelope.source, entries: [] };
     const version = envelope.aggregateVersion ?? 0;

@@ -1,6 +1,7 @@
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
+import { brokerMessageId } from "../signing.js";
 import { subjectMatches } from "../subjects.js";
 import {
   backoffMs,
@@ -15,11 +16,11 @@ import {
 /** Misbehaviour to inject, for tests and the demo. All choices come from the seeded `random`. */
 export interface InProcessFaultKnobs {
   /** Probability that a delivery is followed by an extra copy of the same message. */
-  duplicateRate?: number;
+  duplicateRate?: number | undefined;
   /** Each delivery waits a random 0..maxDelayMs (clock time) first, which also reorders. */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Published messages are buffered up to this many and handed out shuffled. */
-  reorderWindow?: number;
+  reorderWindow?: number | undefined;
 }
 
 export interface InProcessTransportOptions {
@@ -90,7 +91,7 @@ export class InProcessTransport implements Transport {
 
   async publish(envelope: Envelope, subject: string): Promise<void> {
     if (this.closed) throw new Error("in-process transport is closed");
-    this.publishRaw(subject, encodeEnvelope(envelope), envelope.eventId);
+    this.publishRaw(subject, encodeEnvelope(envelope), brokerMessageId(envelope));
   }
 
   /** Publish any body, e.g. a malformed one in a test. A given messageId is deduplicated. */

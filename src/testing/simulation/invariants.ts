@@ -91,11 +91,12 @@ export const replayEqualsLive: Invariant = {
   async check(world) {
     const problems: string[] = [];
     for (const address of await world.journal.listStreams("")) {
-      const definition = world.system.actors.find((a) => a.type === parseAddress(address).type);
+      const definition = world.actors.find((a) => a.type === parseAddress(address).type);
       if (!definition) continue;
       const { id } = parseAddress(address);
       const live = await world.runtime.state(address);
-      const full = await recover(world.journal, { ...definition, snapshot: undefined }, address, id, silentLogger);
+      const { snapshot: _ignored, ...withoutSnapshots } = definition;
+      const full = await recover(world.journal, withoutSnapshots, address, id, silentLogger);
       const fromSnapshot = await recover(world.journal, definition, address, id, silentLogger);
       if (!isDeepStrictEqual(json(live.state), json(full.state))) {
         problems.push(`${address}: live state differs from full replay`);
@@ -116,7 +117,7 @@ export const everyWorkflowTerminal: Invariant = {
     if (!isTerminal) return [];
     const problems: string[] = [];
     for (const address of await world.journal.listStreams("")) {
-      const definition = world.system.actors.find((a) => a.type === parseAddress(address).type);
+      const definition = world.actors.find((a) => a.type === parseAddress(address).type);
       if (!definition) continue;
       const { state } = await world.runtime.state(address);
       if (!isTerminal(address, state)) problems.push(`${address} is not terminal: ${JSON.stringify(state)}`);

@@ -1,5 +1,6 @@
 import type { Random } from "../../core/clock.js";
 import { FAULT_POINTS, type FaultPoint } from "../../core/faults.js";
+import type { PublishFault } from "./transport.js";
 
 /**
  * One simulated step. Steps carry small numbers ("pick"), resolved against the world's state
@@ -15,7 +16,8 @@ export type Step =
   | { kind: "crash-at"; point: FaultPoint }
   | { kind: "commit-fault"; mode: "abort" | "ambiguous" }
   | { kind: "provider-fault"; pick: number; mode: "fail" | "succeed-then-timeout" }
-  | { kind: "pause"; pick: number };
+  | { kind: "pause"; pick: number }
+  | { kind: "publish-fault"; mode: PublishFault };
 
 export type StepKind = Step["kind"];
 
@@ -32,6 +34,7 @@ export const DEFAULT_WEIGHTS: StepWeights = {
   "commit-fault": 3,
   "provider-fault": 5,
   pause: 2,
+  "publish-fault": 3,
 };
 
 /** Which steps are faults (for the report's "faults injected by type"). */
@@ -42,6 +45,7 @@ export const FAULT_KINDS: readonly StepKind[] = [
   "commit-fault",
   "provider-fault",
   "pause",
+  "publish-fault",
 ];
 
 export function generateSteps(random: Random, count: number, weights: StepWeights): Step[] {
@@ -85,8 +89,13 @@ function makeStep(kind: StepKind, random: Random, pick: () => number): Step {
       return { kind, mode: random.next() < 0.5 ? "abort" : "ambiguous" };
     case "provider-fault":
       return { kind, pick: pick(), mode: random.next() < 0.5 ? "fail" : "succeed-then-timeout" };
+    case "publish-fault":
+      return { kind, mode: PUBLISH_FAULTS[Math.floor(random.next() * PUBLISH_FAULTS.length)] as PublishFault };
   }
 }
+
+const PUBLISH_FAULTS: readonly PublishFault[] = ["fail", "lost-ack", "duplicate"];
+const PUBLISH_CODES: Record<PublishFault, string> = { fail: "f", "lost-ack": "a", duplicate: "d" };
 
 /** Compact text form, for the reproduction line: `d12 w3 t500 c x:dispatch.afterProvider ...`. */
 export function formatSteps(steps: Step[]): string {
@@ -113,6 +122,8 @@ function formatStep(s: Step): string {
       return `p${s.pick}:${s.mode === "fail" ? "f" : "s"}`;
     case "pause":
       return `z${s.pick}`;
+    case "publish-fault":
+      return `r:${PUBLISH_CODES[s.mode]}`;
   }
 }
 
@@ -130,6 +141,11 @@ export function parseSteps(text: string): Step[] {
       if (token === "c") return { kind: "crash" };
       if (token === "ca") return { kind: "commit-fault", mode: "abort" };
       if (token === "cm") return { kind: "commit-fault", mode: "ambiguous" };
+      if (token.startsWith("r:")) {
+        const mode = PUBLISH_FAULTS.find((m) => PUBLISH_CODES[m] === token.slice(2));
+        if (!mode) throw new Error(`bad step "${token}": publish fault must be r:f, r:a or r:d`);
+        return { kind: "publish-fault", mode };
+      }
       if (token.startsWith("x:")) {
         const point = token.slice(2) as FaultPoint;
         if (!FAULT_POINTS.includes(point)) throw new Error(`bad step "${token}": unknown fault point`);

@@ -7,8 +7,12 @@ import type { EffectHandler } from "../../effects/types.js";
 import { type CommitFault, MemoryJournal } from "../../journal/memory.js";
 import type { Journal } from "../../journal/types.js";
 import { SimulatedClock } from "../clock.js";
+import { type Budget, Stall } from "./budget.js";
+import { observeCoverage } from "./coverage.js";
+import { type DrawOptions, drawWorld, type WorldDraw, withSnapshotEvery } from "./draw.js";
 import type { SimulatedProvider } from "./provider.js";
 import type { Step } from "./steps.js";
+import type { PublishFault } from "./transport.js";
 
 /** A command the workload delivers (at least once, with a stable message id). */
 export interface SimCommand {
@@ -38,6 +42,12 @@ export interface SimEnv {
   outside: Map<string, unknown>;
   /** Increases at every simulated crash; use it in lease owner names. */
   generation: number;
+  /** The world this seed drew (which providers dedup, snapshot interval). */
+  world: WorldDraw;
+  /** The fault the next publish meets, if a `publish-fault` step queued one (see `simulatedTransport`). */
+  publishFault(): PublishFault | undefined;
+  /** Count a notable event in the run's report (`coverage:<kind>` feeds the coverage counters). */
+  count(name: string): void;
 }
 
 export interface Invariant {
@@ -49,9 +59,12 @@ export interface Invariant {
 export interface SimulationSystem {
   name: string;
   actors: AnyActor[];
-  /** Fresh providers for one run (their ledgers are what the invariants audit). */
+  /**
+   * Fresh providers for one run (their ledgers are what the invariants audit). Use
+   * `world.dedups(kind)` unless a provider's dedup is a given of the system: the seed then decides.
+   */
   // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
-  providers(): SimulatedProvider<any, any>[];
+  providers(world: WorldDraw): SimulatedProvider<any, any>[];
   /** Handlers for the providers (default: each provider's own `handler()`). */
   // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
   handlers?(providers: SimulatedProvider<any, any>[]): EffectHandler[];
@@ -64,8 +77,12 @@ export interface SimulationSystem {
   invariants?: Invariant[];
   /** Settle what waits for an operator; returns how many were settled. Runs once faults stop. */
   operator?(world: SimWorld): Promise<number>;
-  /** The one-line command that reproduces a run. */
-  reproduce?(seed: number, steps: string): string;
+  /** The one-line command that reproduces a run (`options`: the run's options beyond seed and steps). */
+  reproduce?(
+    seed: number,
+    steps: string,
+    options: { alwaysRecover?: boolean | undefined; snapshotEvery?: number | undefined },
+  ): string;
 }
 
 /** Thrown by an armed fault point: the simulated process dies right there. */
@@ -106,6 +123,10 @@ export class SimWorld {
   readonly counts: Record<string, number> = {};
   readonly outside = new Map<string, unknown>();
   private readonly commitFaults: CommitFault[] = [];
+  private readonly publishFaults: PublishFault[] = [];
+  readonly draw: WorldDraw;
+  /** The system's actors with the drawn snapshot interval. */
+  readonly actors: SimulationSystem["actors"];
   private generation!: Generation;
   private generationNumber = 0;
   readonly handlers: EffectHandler[];
@@ -115,11 +136,15 @@ export class SimWorld {
   constructor(
     readonly system: SimulationSystem,
     readonly seed: number,
+    options: DrawOptions & { budget?: Budget } = {},
   ) {
+    this.budget = options.budget;
     this.journal = new MemoryJournal({ commitFault: () => this.commitFaults.shift() });
     this.random = seededRandom(seed ^ 0x5bd1e995);
     this.pending = system.workload(seededRandom(seed));
-    this.providers = system.providers();
+    this.draw = drawWorld(seed, options);
+    this.actors = withSnapshotEvery(system.actors, this.draw.snapshotEvery);
+    this.providers = system.providers(this.draw);
     this.handlers = system.handlers ? system.handlers(this.providers) : this.providers.map((p) => p.handler());
     this.start();
   }
@@ -138,7 +163,15 @@ export class SimWorld {
 
   private start(): void {
     const generation = { alive: true } as Generation;
-    const journal = fenced(this.journal, generation);
+    const journal = fenced(
+      observeCoverage(
+        this.journal,
+        (name) => this.count(name),
+        (invariant, message) => this.violations.push({ invariant, message }),
+      ),
+      generation,
+      this.budget,
+    );
     const n = ++this.generationNumber;
     // Armed points are shared, but whoever hits one is the process that dies there.
     const faults = {
@@ -149,7 +182,7 @@ export class SimWorld {
     };
     const runtime = createRuntime({
       journal,
-      actors: this.system.actors,
+      actors: this.actors,
       clock: this.clock,
       ids: sequentialIds(`g${n}`),
       random: this.random,
@@ -166,8 +199,18 @@ export class SimWorld {
       providers: this.providers,
       outside: this.outside,
       generation: n,
+      world: this.draw,
+      publishFault: () => this.publishFaults.shift(),
+      count: (name) => this.count(name),
     });
     this.generation = generation;
+  }
+
+  private readonly budget: Budget | undefined;
+
+  /** The current process dies where it stands (a stalled run is abandoned: nothing it does later lands). */
+  kill(): void {
+    this.generation.alive = false;
   }
 
   /** Lose all memory; keep what was committed. */
@@ -196,6 +239,8 @@ export class SimWorld {
   private hitting: Generation | undefined;
 
   private absorb(error: unknown): void {
+    // A spent budget ends the run; nothing may absorb it.
+    if (error instanceof Stall) throw error;
     if (error instanceof SimulatedCrash || error instanceof ProcessDead) return;
     this.count(`error:${error instanceof Error ? error.name : "unknown"}`);
   }
@@ -255,6 +300,10 @@ export class SimWorld {
         providers[step.pick % providers.length]?.injectFault(step.mode);
         return;
       }
+      case "publish-fault":
+        this.count(`publish-${step.mode}`);
+        this.publishFaults.push(step.mode);
+        return;
       case "pause": {
         this.count("pause");
         // The next dispatcher to reach its handler call stalls there; meanwhile time passes beyond
@@ -289,18 +338,27 @@ export class SimWorld {
   calm(): void {
     this.faults.disarm();
     this.commitFaults.length = 0;
+    this.publishFaults.length = 0;
     for (const provider of this.providers) provider.clearFaults();
   }
 }
 
-/** A journal view that refuses every call once its process generation is dead. */
-function fenced(journal: MemoryJournal, generation: { alive: boolean }): Journal {
+/**
+ * A journal view that refuses every call once its process generation is dead, and once the run's
+ * wall-clock budget is spent (checked synchronously, so a loop of resolved awaits is cut too).
+ */
+function fenced(journal: Journal, generation: { alive: boolean }, budget: Budget | undefined): Journal {
   return new Proxy(journal, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
         if (!generation.alive) return Promise.reject(new ProcessDead());
+        try {
+          budget?.check(`journal.${String(property)}`);
+        } catch (error) {
+          return Promise.reject(error);
+        }
         return value.apply(target, args);
       };
     },

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -77,24 +77,46 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export interface PrivateNatsOptions {
+  /** A configuration file's text (given the store directory), JetStream included: started with `-c`. */
+  config?: (storeDir: string, port: number) => string;
+  /** Credentials the readiness probe connects with (a server with authorization refuses anonymous ones). */
+  probe?: { user: string; pass: string };
+}
+
 /** A private nats-server with JetStream on a loopback port, which a test may kill and restart. */
 export class PrivateNatsServer {
   private child: ChildProcess | undefined;
   readonly dir = mkdtempSync(join(tmpdir(), "oncely-nats-"));
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    private readonly options: PrivateNatsOptions = {},
+  ) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
-    const child = spawn("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.dir], {
-      stdio: "ignore",
-    });
+    const flags = ["-a", "127.0.0.1", "-p", String(this.port)];
+    if (this.options.config) {
+      // The file configures JetStream itself (nats-server refuses `-sd` next to a `store_dir`).
+      const file = join(this.dir, "nats-server.conf");
+      writeFileSync(file, this.options.config(this.dir, this.port));
+      flags.push("-c", file);
+    } else {
+      flags.push("-js", "-sd", this.dir);
+    }
+    const child = spawn("/usr/sbin/nats-server", flags, { stdio: "ignore" });
     this.child = child;
     await waitFor(async () => {
       try {
-        const nc = await connectNats(this.url, { maxReconnectAttempts: 0, waitOnFirstConnect: false, timeout: 500 });
+        const nc = await connectNats(this.url, {
+          maxReconnectAttempts: 0,
+          waitOnFirstConnect: false,
+          timeout: 500,
+          ...this.options.probe,
+        });
         await nc.close();
         return true;
       } catch {

@@ -40,7 +40,7 @@ export interface EmailProviderOptions {
   host?: string;
   seed?: number;
   faults?: Partial<EmailFaults>;
-  ledgerPath?: string;
+  ledgerPath?: string | undefined;
   clock?: Clock;
   ids?: IdGenerator;
 }

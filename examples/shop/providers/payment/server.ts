@@ -65,9 +65,9 @@ export interface PaymentProviderOptions {
    * Deterministic declines: an amount whose decimal digits end with this string is declined
    * (e.g. "13" declines 1013 and 513). Checked before `declineRate`.
    */
-  declineAmountsEndingWith?: string;
+  declineAmountsEndingWith?: string | undefined;
   /** Append every ledger entry to this JSON-lines file; an existing file is loaded at start. */
-  ledgerPath?: string;
+  ledgerPath?: string | undefined;
   clock?: Clock;
   ids?: IdGenerator;
 }

@@ -1,17 +1,23 @@
 import { z } from "zod";
 import { commonConfigShape, loadConfig, number, runProcess } from "../shared/config.js";
+import { MIN_WEBHOOK_SECRET_LENGTH } from "../shared/webhook-signature.js";
 import { startWarehouseProvider } from "./server.js";
 
 /**
  * The warehouse as its own process.
- * `tsx examples/shop/providers/warehouse/main.ts --port 4003 --shop-url http://127.0.0.1:3000 --duplicate-rate 0.3`
- * Every flag has an environment twin (`WAREHOUSE_SHOP_URL`, `WAREHOUSE_DUPLICATE_RATE`, ...).
+ * `WAREHOUSE_WEBHOOK_SECRET=… tsx examples/shop/providers/warehouse/main.ts --port 4003 --shop-url http://127.0.0.1:3000`
+ * Every flag has an environment twin (`WAREHOUSE_SHOP_URL`, `WAREHOUSE_DUPLICATE_RATE`, ...). The
+ * webhook secret is required, best given by environment (a flag shows in `ps`); the shop reads the
+ * same variable, `WAREHOUSE_WEBHOOK_SECRET`.
  */
 const rate = () => number().pipe(z.number().min(0).max(1)).optional();
 const ms = () => number().pipe(z.number().int().min(0)).optional();
 const shape = {
   ...commonConfigShape,
   shopUrl: z.url("must be a URL such as http://127.0.0.1:3000").optional(),
+  webhookSecret: z
+    .string({ message: "is required: the secret the shop verifies webhooks with" })
+    .min(MIN_WEBHOOK_SECRET_LENGTH, `must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`),
   shipDelayMs: ms(),
   failRate: rate(),
   slowRate: rate(),
@@ -23,7 +29,7 @@ const shape = {
 };
 
 await runProcess("warehouse", () => {
-  const { port, host, seed, ledgerPath, shopUrl, shipDelayMs, ...faults } = loadConfig(
+  const { port, host, seed, ledgerPath, shopUrl, webhookSecret, shipDelayMs, ...faults } = loadConfig(
     "warehouse",
     shape,
     process.argv.slice(2),
@@ -35,6 +41,7 @@ await runProcess("warehouse", () => {
     seed,
     ledgerPath,
     shopUrl,
+    webhookSecret,
     shipDelayMs,
     faults: Object.fromEntries(Object.entries(faults).filter(([, v]) => v !== undefined)),
   });

@@ -10,6 +10,7 @@ import {
   lookupKeyOf,
 } from "../shared/http.js";
 import { JsonlLedger } from "../shared/ledger.js";
+import { SIGNATURE_HEADER, signWebhook } from "../shared/webhook-signature.js";
 
 /**
  * A fake warehouse: accepts a picklist once per `Idempotency-Key`, ships it once after a delay,
@@ -95,11 +96,13 @@ export interface WarehouseProviderOptions {
   host?: string;
   seed?: number;
   faults?: Partial<WarehouseFaults>;
-  ledgerPath?: string;
+  ledgerPath?: string | undefined;
   /** Base URL of the shop that receives the webhook. May be set later with `setShopUrl`. */
-  shopUrl?: string;
+  shopUrl?: string | undefined;
+  /** Shared with the shop: every webhook call is signed with it (`Oncely-Signature`). */
+  webhookSecret: string;
   /** Time from picklist to shipment. Default 50. */
-  shipDelayMs?: number;
+  shipDelayMs?: number | undefined;
   webhook?: Partial<WebhookRetry>;
   clock?: Clock;
   ids?: IdGenerator;
@@ -116,7 +119,7 @@ export interface WarehouseProvider {
   close(): Promise<void>;
 }
 
-export async function startWarehouseProvider(options: WarehouseProviderOptions = {}): Promise<WarehouseProvider> {
+export async function startWarehouseProvider(options: WarehouseProviderOptions): Promise<WarehouseProvider> {
   const clock = options.clock ?? systemClock;
   const random = seededRandom(options.seed ?? 1);
   const faults = new FaultSettings(warehouseFaultsSchema, noWarehouseFaults, options.faults);
@@ -172,10 +175,15 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions =
         record({ ...base, outcome: "error", error: "no shop URL configured" });
       } else {
         try {
+          const body = JSON.stringify(payload);
           const response = await fetch(`${shopUrl}/webhooks/warehouse`, {
             method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(payload),
+            // Signed at each attempt: a retry an hour later is not refused as stale.
+            headers: {
+              "content-type": "application/json",
+              [SIGNATURE_HEADER]: signWebhook(options.webhookSecret, body, clock.now()),
+            },
+            body,
             signal: AbortSignal.any([closing, AbortSignal.timeout(retry.timeoutMs)]),
           });
           await response.arrayBuffer().catch(() => undefined);

@@ -68,7 +68,7 @@ export function adminRoutes(app: FastifyInstance, ctx: ShopContext): void {
     return {
       pid: process.pid,
       dispatcherOwner: ctx.dispatcher?.owner ?? null,
-      uptimeMs: Date.now() - ctx.startedAt,
+      uptimeMs: ctx.clock.now() - ctx.startedAt,
       runtime: { ...ctx.runtime.stats },
       dispatcher: ctx.dispatcher ? { ...ctx.dispatcher.stats } : null,
       reconciliation: await ctx.reconciliation.count(),

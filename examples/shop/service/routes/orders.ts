@@ -8,6 +8,7 @@ import { readOrderView } from "../../views/order-views.js";
 import { listOrders, ORDER_STATUSES, orderAddress, parseOrderId, type ShopContext } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { orderHistory, orderView } from "../order-view.js";
+import { DEFAULT_ORDER_LIMITS, type OrderLimits, orderBodySchema } from "../validation.js";
 
 const BODY_FIELDS = new Set(["email", "currency", "lines"]);
 const idempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 visible ASCII characters");
@@ -17,24 +18,33 @@ export const orderIdForKey = (key: string): string =>
   `ord_${createHash("sha256").update(key).digest("hex").slice(0, 20)}`;
 
 /**
- * The API body `{email, currency, lines}` as a `PlaceOrder` command, validated by the order's own
- * schema; issues name the API's fields (`email`, `lines.0.unitPrice`).
+ * The API body `{email, currency, lines}` as a `PlaceOrder` command: first the API's bounds
+ * (`orderBodySchema`: ISO 4217 currency, caps on lengths, lines and the total, storable text), then
+ * the order's own schema. Issues name the API's fields (`email`, `lines.0.unitPrice`).
  */
-export function placeOrderFromBody(body: unknown): PlaceOrder {
+export function placeOrderFromBody(body: unknown, limits: OrderLimits = DEFAULT_ORDER_LIMITS): PlaceOrder {
+  return placeOrderWith(orderBodySchema(limits), body);
+}
+
+function placeOrderWith(schema: ReturnType<typeof orderBodySchema>, body: unknown): PlaceOrder {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new InvalidInputError("invalid order", ["body: must be a JSON object {email, currency, lines}"]);
   }
   const unknownFields = Object.keys(body).filter((k) => !BODY_FIELDS.has(k));
   const { email, currency, lines } = body as Record<string, unknown>;
   const issues = unknownFields.map((k) => `${k}: unknown field (accepted: email, currency, lines)`);
+  const bounded = schema.safeParse({ email, currency, lines });
+  if (!bounded.success) {
+    issues.push(...bounded.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`));
+  }
+  if (issues.length > 0 || !bounded.success) throw new InvalidInputError("invalid order", issues);
   try {
-    const command = parseOrderCommand({ type: "PlaceOrder", customerEmail: email, currency, lines });
-    if (issues.length > 0) throw new InvalidInputError("invalid order", issues);
-    return command as PlaceOrder;
+    const { email: customerEmail, ...rest } = bounded.data;
+    return parseOrderCommand({ type: "PlaceOrder", customerEmail, ...rest }) as PlaceOrder;
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error;
     const renamed = error.issues.map((i) => i.replace(/^customerEmail\b/, "email"));
-    throw new InvalidInputError("invalid order", [...issues, ...renamed]);
+    throw new InvalidInputError("invalid order", renamed);
   }
 }
 
@@ -58,7 +68,8 @@ const statusQuery = z.strictObject({
   limit: z.coerce.number<string>().int().min(1).max(10_000).default(100),
 });
 
-export function orderRoutes(app: FastifyInstance, ctx: ShopContext): void {
+export function orderRoutes(app: FastifyInstance, ctx: ShopContext, limits: OrderLimits): void {
+  const bodySchema = orderBodySchema(limits);
   /**
    * Place an order. With an `Idempotency-Key`, the order id comes from the key and the command's
    * message id is `place:{key}`: a retry (after a timeout, a reset, a 503 while the worker
@@ -66,7 +77,7 @@ export function orderRoutes(app: FastifyInstance, ctx: ShopContext): void {
    */
   app.post("/orders", async (request, reply) => {
     const key = idempotencyKeyOf(request);
-    const command = placeOrderFromBody(request.body);
+    const command = placeOrderWith(bodySchema, request.body);
     const orderId = key === undefined ? `ord_${ctx.ids.next().replace(/-/g, "").slice(0, 20)}` : orderIdForKey(key);
     const address = orderAddress(orderId);
     const result = await ctx.runtime.send(address, command, key === undefined ? {} : { messageId: `place:${key}` });

@@ -2,6 +2,11 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { InvalidInputError } from "../../../../src/core/errors.js";
 import {
+  DEFAULT_WEBHOOK_TOLERANCE_MS,
+  SIGNATURE_HEADER,
+  verifyWebhookSignature,
+} from "../../providers/shared/webhook-signature.js";
+import {
   type RecordShipment,
   type ShipmentEvent,
   shipmentAddress,
@@ -9,7 +14,8 @@ import {
   warehouseMessageId,
 } from "../../shipping/actor.js";
 import { orderIdSchema, type ShopContext } from "../context.js";
-import { ConflictError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError, UnauthorizedError } from "../errors.js";
+import { assertStorableText } from "../validation.js";
 
 export const warehouseWebhookSchema = z.object({
   eventId: z.string().trim().min(1, "must not be empty").max(200),
@@ -30,12 +36,37 @@ export const warehouseWebhookSchema = z.object({
  * yet processed) is a 404 that leaves no trace: checked before sending, and refused again by the
  * shipment's decider should a start race the check (a refusal commits nothing).
  *
+ * Only calls signed by the warehouse are believed (`Oncely-Signature`, see webhook-signature.ts): an
+ * unsigned, forged or stale call is a 401 before its body is even parsed, so it records nothing
+ * and cannot take the eventId of the real call that comes later.
+ *
  * Limitation: the inbox is per shipment, so one eventId reused for two *different* orders is not
  * detected here (each shipment records it once); the warehouse ledger audit would show it.
  */
-export function webhookRoutes(app: FastifyInstance, ctx: ShopContext): void {
+export function webhookRoutes(
+  app: FastifyInstance,
+  ctx: ShopContext,
+  signing: { secret: string; toleranceMs?: number | undefined },
+): void {
+  // The signature covers the bytes the warehouse sent: keep them, and parse only once they are verified.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.post("/webhooks/warehouse", async (request) => {
-    const parsed = warehouseWebhookSchema.safeParse(request.body);
+    const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const check = verifyWebhookSignature({
+      secret: signing.secret,
+      header: request.headers[SIGNATURE_HEADER],
+      rawBody,
+      nowMs: ctx.clock.now(),
+      toleranceMs: signing.toleranceMs ?? DEFAULT_WEBHOOK_TOLERANCE_MS,
+    });
+    if (!check.ok) throw new UnauthorizedError(`webhook refused: ${check.reason}`);
+    // Fastify's own JSON parser, as on every other route (it refuses __proto__ and constructor keys).
+    const body = await new Promise<unknown>((resolve, reject) => {
+      void parseJson(request, rawBody.toString("utf8"), (error, value) => (error ? reject(error) : resolve(value)));
+    });
+    assertStorableText(body, "", "invalid webhook");
+    const parsed = warehouseWebhookSchema.safeParse(body);
     if (!parsed.success) {
       throw new InvalidInputError(
         "invalid webhook",

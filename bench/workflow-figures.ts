@@ -1,0 +1,235 @@
+import { performance } from "node:perf_hooks";
+
+/**
+ * The order workflow every system runs in `npm run bench -- workflow` and `-- peers`, and what is
+ * measured of it. One module so that oncely, DBOS and Restate are driven, timed and checked by
+ * the same code: only the "start one order and wait for its last outcome" function differs.
+ */
+
+/** The four sequential effects of one order, in order. */
+export const ORDER_STEPS = ["charge", "confirmation-mail", "picklist", "shipping-mail"] as const;
+export type OrderStep = (typeof ORDER_STEPS)[number];
+
+export const orderKey = (orderId: string, step: OrderStep): string => `order:${orderId}:${step}`;
+
+export interface WorkflowOptions {
+  orders: number;
+  inflight: number;
+}
+
+export const DEFAULT_WORKFLOW_OPTIONS: WorkflowOptions = { orders: 1_000, inflight: 50 };
+
+/** What one system's run produced; serialisable, since peers run in child processes. */
+export interface WorkflowFigures {
+  system: string;
+  orders: number;
+  inflight: number;
+  seconds: number;
+  /** Per order, ms from start to the last effect's outcome recorded. */
+  latencies: number[];
+  exactlyOnce: ExactlyOnceCheck;
+  /** SQL statements and commits counted on the client over the timed orders (absent where there is no SQL). */
+  sql?: SqlCount;
+}
+
+export interface ExactlyOnceCheck {
+  ok: boolean;
+  /** e.g. "4000/4000 keys called exactly once". */
+  summary: string;
+}
+
+/**
+ * Records each handler call under its key and counts calls per key. The check demands every
+ * expected key called exactly once and no other key called at all.
+ */
+export class CallLedger {
+  private readonly calls = new Map<string, number>();
+
+  record(key: string): void {
+    this.calls.set(key, (this.calls.get(key) ?? 0) + 1);
+  }
+
+  check(orderIds: readonly string[]): ExactlyOnceCheck {
+    const expected = new Set(orderIds.flatMap((id) => ORDER_STEPS.map((step) => orderKey(id, step))));
+    let once = 0;
+    const problems: string[] = [];
+    for (const key of expected) {
+      const n = this.calls.get(key) ?? 0;
+      if (n === 1) once++;
+      else if (problems.length < 5) problems.push(`${key} called ${n}×`);
+    }
+    for (const [key, n] of this.calls) {
+      if (!expected.has(key) && problems.length < 5) problems.push(`unexpected key ${key} called ${n}×`);
+    }
+    const stray = [...this.calls.keys()].filter((key) => !expected.has(key)).length;
+    const ok = once === expected.size && stray === 0;
+    return {
+      ok,
+      summary: `${once}/${expected.size} keys called exactly once${stray > 0 ? `, ${stray} unexpected keys` : ""}${
+        problems.length > 0 ? ` (${problems.join("; ")})` : ""
+      }`,
+    };
+  }
+}
+
+/** Unique order ids for one run, so repeated runs on one database never share a key. */
+const orderIds = (tag: string, orders: number): string[] => Array.from({ length: orders }, (_, i) => `${tag}-${i + 1}`);
+
+/**
+ * Runs `startOrder` for every id with at most `inflight` orders at a time; each call resolves
+ * when that order's last outcome is recorded. Returns wall time and per-order latencies.
+ */
+async function driveOrders(
+  ids: readonly string[],
+  inflight: number,
+  startOrder: (orderId: string) => Promise<void>,
+): Promise<{ seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(inflight, ids.length) }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++] as string;
+        const at = performance.now();
+        await startOrder(id);
+        latencies.push(performance.now() - at);
+      }
+    }),
+  );
+  return { seconds: (performance.now() - started) / 1000, latencies };
+}
+
+/**
+ * One system's measured run: first a warm-up of `inflight` orders (connections, caches, a
+ * server's partitions becoming ready), then `orders` orders timed, with SQL statements counted
+ * over the timed part when `sqlClient` (the `pg` module's Client class the system uses) is given.
+ * Returns every order id started (warm-up included) for the exactly-once check.
+ */
+export async function runWorkload(
+  options: WorkflowOptions,
+  startOrder: (orderId: string) => Promise<void>,
+  sqlClient?: PgClientClass,
+): Promise<{ ids: string[]; seconds: number; latencies: number[]; sql?: SqlCount }> {
+  const tag = `${Date.now().toString(36)}${process.pid}`;
+  const warmup = orderIds(`${tag}w`, Math.min(options.inflight, options.orders));
+  await driveOrders(warmup, options.inflight, startOrder);
+  const ids = orderIds(tag, options.orders);
+  const counter = sqlClient === undefined ? undefined : countSql(sqlClient);
+  try {
+    const measured = await driveOrders(ids, options.inflight, startOrder);
+    return { ids: [...warmup, ...ids], ...measured, ...(counter === undefined ? {} : { sql: counter.read() }) };
+  } finally {
+    counter?.stop();
+  }
+}
+
+export const percentile = (values: readonly number[], p: number): number => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+};
+
+export const ordersPerSecond = (f: WorkflowFigures): number => f.orders / f.seconds;
+
+export function describeFigures(f: WorkflowFigures): string {
+  const sql =
+    f.sql === undefined
+      ? ""
+      : `  SQL round trips/workflow ${(f.sql.roundTrips / f.orders).toFixed(1)}, commits/workflow ${(
+          f.sql.commits / f.orders
+        ).toFixed(1)}`;
+  return (
+    `${f.system.padEnd(22)} ${ordersPerSecond(f).toFixed(0).padStart(6)} orders/s  (${f.orders} in ${f.seconds.toFixed(2)} s, ` +
+    `${f.inflight} in flight)  p50=${percentile(f.latencies, 50).toFixed(1)} ms p99=${percentile(f.latencies, 99).toFixed(1)} ms` +
+    `${sql}  exactly once: ${f.exactlyOnce.ok ? "OK" : "FAILED"} ${f.exactlyOnce.summary}`
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL statements counted on the client
+
+/** The shape of the `pg` module's Client class that the counter patches. */
+export interface PgClientClass {
+  prototype: { query: (...args: unknown[]) => unknown };
+}
+
+export interface SqlCount {
+  roundTrips: number;
+  commits: number;
+}
+
+const sqlText = (first: unknown): string => {
+  if (typeof first === "string") return first;
+  if (first !== null && typeof first === "object" && "text" in first && typeof first.text === "string")
+    return first.text;
+  return "";
+};
+
+/** A statement that writes, sent outside BEGIN…COMMIT, is a transaction of its own that commits. */
+const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b/i;
+
+/**
+ * Counts every statement sent through a `pg` module's clients (pools use the same clients, so
+ * each round trip counts once), and the commits among them: each COMMIT, plus each writing
+ * statement sent outside an explicit transaction. Counted on the client because the `test`
+ * database is shared with other work, so pg_stat_database deltas would include foreign traffic.
+ * Not counted as a commit: a bare `SELECT fn()` whose function writes. Call `stop()` to restore.
+ */
+export function countSql(Client: PgClientClass): { read(): SqlCount; stop(): void } {
+  const original = Client.prototype.query;
+  const inTransaction = new WeakSet<object>();
+  const count: SqlCount = { roundTrips: 0, commits: 0 };
+  Client.prototype.query = function counted(this: object, ...args: unknown[]) {
+    const text = sqlText(args[0]).trimStart();
+    count.roundTrips++;
+    if (/^begin\b|^start\s+transaction\b/i.test(text)) inTransaction.add(this);
+    else if (/^commit\b|^end\b/i.test(text)) {
+      count.commits++;
+      inTransaction.delete(this);
+    } else if (/^rollback\b/i.test(text)) inTransaction.delete(this);
+    else if (!inTransaction.has(this) && WRITES.test(text)) count.commits++;
+    return original.apply(this, args);
+  };
+  return {
+    read: () => ({ ...count }),
+    stop: () => {
+      Client.prototype.query = original;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One system's run as a child process: `--orders N --inflight N`, one `RESULT <json>` line out
+
+const RESULT_PREFIX = "RESULT ";
+
+export function parseWorkflowArgs(argv: readonly string[]): WorkflowOptions & { rounds: number } {
+  const value = (name: string, fallback: number): number => {
+    const at = argv.indexOf(`--${name}`);
+    if (at === -1) return fallback;
+    const raw = argv[at + 1];
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a positive integer, got ${raw ?? "nothing"}`);
+    return n;
+  };
+  return {
+    orders: value("orders", DEFAULT_WORKFLOW_OPTIONS.orders),
+    inflight: value("inflight", DEFAULT_WORKFLOW_OPTIONS.inflight),
+    rounds: value("rounds", 3),
+  };
+}
+
+/** In a child process: run once with the options on the command line and print the result line. */
+export async function runAsChild(run: (options: WorkflowOptions) => Promise<WorkflowFigures>): Promise<void> {
+  const figures = await run(parseWorkflowArgs(process.argv.slice(2)));
+  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(figures)}\n`);
+}
+
+export function parseResultLine(stdout: string): WorkflowFigures | undefined {
+  const line = stdout
+    .split("\n")
+    .reverse()
+    .find((l) => l.startsWith(RESULT_PREFIX));
+  return line === undefined ? undefined : (JSON.parse(line.slice(RESULT_PREFIX.length)) as WorkflowFigures);
+}

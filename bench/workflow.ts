@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { defineActor } from "../src/core/actor.js";
+import type { Typed } from "../src/core/decider.js";
+import { Runtime } from "../src/core/runtime.js";
+import { Dispatcher } from "../src/effects/dispatcher.js";
+import { succeeded } from "../src/effects/types.js";
+import type { Journal } from "../src/journal/types.js";
+import {
+  CallLedger,
+  describeFigures,
+  ORDER_STEPS,
+  orderKey,
+  type PgClientClass,
+  parseWorkflowArgs,
+  runAsChild,
+  runWorkload,
+  type WorkflowFigures,
+  type WorkflowOptions,
+} from "./workflow-figures.js";
+
+/**
+ * The order workflow on oncely: an order actor runs four sequential effects (charge, confirmation
+ * mail, picklist, shipping mail), each started by the previous one's outcome. An order's latency
+ * runs from sending `Place` to the commit of the shipping mail's outcome.
+ */
+
+const PG_URL = process.env.ONCELY_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+type OrderCommand = { type: "Place" };
+type OrderEvent = { type: "Placed" } | { type: "StepDone"; step: number };
+
+const effectOf = (orderId: string, step: number) => {
+  const kind = ORDER_STEPS[step] as (typeof ORDER_STEPS)[number];
+  return { kind, key: orderKey(orderId, kind), input: { orderId } };
+};
+
+const orderActor = defineActor<{ done: number; placed: boolean }, OrderCommand, OrderEvent>({
+  type: "order",
+  initialState: () => ({ done: 0, placed: false }),
+  evolve: (state, event) =>
+    event.type === "Placed" ? { ...state, placed: true } : { ...state, done: Math.max(state.done, event.step + 1) },
+  decide(command, state, { id }) {
+    if (command.type === "Place") {
+      if (state.placed) return {};
+      return { events: [{ type: "Placed" }], effects: [effectOf(id, 0)] };
+    }
+    if (command.type === "oncely.effect.succeeded") {
+      const step = ORDER_STEPS.indexOf(command.kind as (typeof ORDER_STEPS)[number]);
+      if (step < 0 || step < state.done) return {};
+      return {
+        events: [{ type: "StepDone", step }],
+        effects: step + 1 < ORDER_STEPS.length ? [effectOf(id, step + 1)] : [],
+      };
+    }
+    return {};
+  },
+});
+
+const LAST_STEP = ORDER_STEPS[ORDER_STEPS.length - 1] as string;
+
+async function runOnJournal(
+  journal: Journal,
+  system: string,
+  options: WorkflowOptions,
+  sqlClient?: PgClientClass,
+): Promise<WorkflowFigures> {
+  const runtime = new Runtime({ journal, actors: [orderActor] });
+  const ledger = new CallLedger();
+  const finished = new Map<string, () => void>();
+  // The dispatcher reports outcomes through this sink: an order is finished once the runtime
+  // has committed its last effect's outcome, which is when this send resolves.
+  const sink = {
+    async send(address: string, command: Typed, sendOptions?: { messageId?: string }) {
+      const result = await runtime.send(address, command, sendOptions);
+      if (command.type === "oncely.effect.succeeded" && (command as { kind?: string }).kind === LAST_STEP) {
+        finished.get(address.slice("order/".length))?.();
+      }
+      return result;
+    },
+  };
+  const dispatcher = new Dispatcher({
+    journal,
+    runtime: sink,
+    owner: `bench-workflow-${process.pid}`,
+    batchSize: 64,
+    concurrency: options.inflight,
+    pollIntervalMs: 50,
+    handlers: ORDER_STEPS.map((kind) => ({
+      kind,
+      policy: { providerDedups: true, timeoutMs: 5_000, leaseMs: 30_000 },
+      run: async (_input: unknown, { idempotencyKey }: { idempotencyKey: string }) => {
+        ledger.record(idempotencyKey);
+        return succeeded({ ok: true });
+      },
+    })),
+  });
+  dispatcher.start();
+  try {
+    const { ids, ...measured } = await runWorkload(
+      options,
+      async (id) => {
+        const done = new Promise<void>((resolve) => finished.set(id, resolve));
+        await runtime.send(`order/${id}`, { type: "Place" });
+        await done;
+        finished.delete(id);
+      },
+      sqlClient,
+    );
+    return { system, orders: options.orders, inflight: options.inflight, ...measured, exactlyOnce: ledger.check(ids) };
+  } finally {
+    await dispatcher.stop();
+    runtime.close();
+  }
+}
+
+/** oncely on the SQLite journal, in a temporary file removed afterwards. */
+export async function runOncelySqlite(options: WorkflowOptions): Promise<WorkflowFigures> {
+  const { sqliteJournal } = await import("../src/sqlite/index.js");
+  const dir = mkdtempSync(join(tmpdir(), "oncely-bench-workflow-"));
+  const journal = sqliteJournal({ path: join(dir, "workflow.db") });
+  try {
+    await journal.migrate();
+    return await runOnJournal(journal, "oncely SQLite", options);
+  } finally {
+    await journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** oncely on the PostgreSQL journal, in a fresh schema of the `test` database dropped afterwards. */
+export async function runOncelyPostgres(options: WorkflowOptions): Promise<WorkflowFigures> {
+  const { postgresJournal } = await import("../src/postgres/index.js");
+  const schema = `bench_workflow_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+    const journal = postgresJournal({ connectionString: PG_URL, schema });
+    try {
+      await journal.migrate();
+      return await runOnJournal(journal, "oncely PostgreSQL", options, pg.Client);
+    } finally {
+      await journal.close();
+    }
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+    await admin.end();
+  }
+}
+
+/** `npm run bench -- workflow`: the order workflow on both oncely journals, in this process. */
+export async function benchWorkflow(print: (line: string) => void): Promise<void> {
+  const options = parseWorkflowArgs(process.argv.slice(2));
+  print(
+    `order workflow: 4 sequential effects per order, ${options.orders} orders (after a warm-up of ` +
+      `${Math.min(options.inflight, options.orders)}), ${options.inflight} in flight; ` +
+      "latency = start → last outcome committed; SQL counted on the client (pg Client.query)",
+  );
+  print(describeFigures(await runOncelyPostgres(options)));
+  print(describeFigures(await runOncelySqlite(options)));
+}
+
+// Run alone or as a peers child: `npx tsx bench/workflow.ts postgres|sqlite [--orders N --inflight N]`
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const backend = process.argv[2];
+  if (backend !== "postgres" && backend !== "sqlite") {
+    process.stderr.write("usage: tsx bench/workflow.ts postgres|sqlite [--orders N] [--inflight N]\n");
+    process.exit(2);
+  }
+  await runAsChild(backend === "postgres" ? runOncelyPostgres : runOncelySqlite);
+}

@@ -1,0 +1,43 @@
+import { InvalidInputError } from "./errors.js";
+
+/**
+ * Option defaults shared by more than one component, in one place: a component reads its default
+ * from here instead of restating the number, so two components that must agree (the inbox and
+ * outbox retention windows) cannot drift apart.
+ */
+
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * The longest time within which a request, message or integration event may be delivered again
+ * (client retries, outbox redelivery, broker redelivery, manual replays, restores). Every dedup
+ * record (inbox row, done outbox row) is kept at least this long. 7 days.
+ */
+export const DEFAULT_REDELIVERY_WINDOW_MS = 7 * DAY_MS;
+
+export const RETENTION_DEFAULTS = {
+  /** How long a handled message id stays deduplicated by the inbox. */
+  inboxRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
+  /** How long a done outbox row is kept (its key still turns a re-insert into a no-op). */
+  outboxRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
+  /** How often a retention job runs. */
+  intervalMs: 60 * 60_000,
+  /** Rows deleted per statement: each batch is a short transaction, so a large backlog never holds a long lock. */
+  pruneBatchSize: 1_000,
+} as const;
+
+/** A duration option that must be a positive, finite number of ms; the error names the option. */
+export function positiveMs(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new InvalidInputError(`${name} must be a positive number of ms, got ${value}`);
+  }
+  return value;
+}
+
+/** A count option that must be a positive integer; the error names the option. */
+export function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new InvalidInputError(`${name} must be a positive integer, got ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,103 @@
+import type { ClaimOptions, Commit, Journal, OutboxUpdate } from "../../journal/types.js";
+
+/**
+ * What a run exercised, besides its faults. A run that never recovered from a snapshot, never had
+ * a publish fail, never met a provider without dedup, never released a parked message or never
+ * took over a lease proves nothing about those paths; the report says so instead of staying quiet.
+ */
+export const COVERAGE_KINDS = [
+  /** An actor was rebuilt from a snapshot plus the tail behind it. */
+  "snapshot-recovery",
+  /** The relay's publish threw (refused, or stored with its acknowledgement lost). */
+  "relay-publish-failure",
+  /** An effect ran against a provider that does not dedup by key. */
+  "no-dedup-effect",
+  /** A sequenced consumer applied a parked message once its gap closed. */
+  "parked-release",
+  /** A worker claimed an outbox row whose lease another process (or generation) had held. */
+  "lease-takeover",
+] as const;
+
+export type CoverageKind = (typeof COVERAGE_KINDS)[number];
+
+/** Coverage counters out of a run's (or a report's) counts, every kind present (0 when not exercised). */
+export function coverageOf(counts: Record<string, number>): Record<CoverageKind, number> {
+  return Object.fromEntries(COVERAGE_KINDS.map((kind) => [kind, counts[`coverage:${kind}`] ?? 0])) as Record<
+    CoverageKind,
+    number
+  >;
+}
+
+/** The kinds a run or report did not exercise at all. */
+export function unexercised(counts: Record<string, number>): CoverageKind[] {
+  const coverage = coverageOf(counts);
+  return COVERAGE_KINDS.filter((kind) => coverage[kind] === 0);
+}
+
+/**
+ * A journal view that counts snapshot recoveries, lease takeovers and parked releases as the
+ * process under simulation goes through them (the invariants' own reads go around it), and
+ * reports an outbox update that landed without the lease.
+ */
+export function observeCoverage(
+  journal: Journal,
+  count: (name: string) => void,
+  violation: (invariant: string, message: string) => void,
+): Journal {
+  const observed: Partial<Journal> = {
+    // Lease fencing, checked from outside: a worker whose lease was taken over (or expired and
+    // was claimed again) must not land a write on the row. With a provider that dedups, nothing
+    // else would show it, yet the same worker would then call a provider that does not.
+    async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number) {
+      const holder = (await journal.getOutbox(id))?.leaseOwner;
+      const landed = await journal.updateOutbox(id, owner, update, now);
+      if (landed && holder !== owner) {
+        violation(
+          "lease-fencing",
+          `${owner} updated outbox row ${id} while the lease was ${holder === null ? "free" : `held by ${holder}`}`,
+        );
+      }
+      return landed;
+    },
+    async latestSnapshot(stream: string) {
+      const snapshot = await journal.latestSnapshot(stream);
+      if (snapshot) count("coverage:snapshot-recovery");
+      return snapshot;
+    },
+    async claimOutbox(options: ClaimOptions) {
+      const held = new Map(
+        (await journal.listOutbox({ status: ["pending", "resolving"] }))
+          .filter((row) => row.leaseOwner !== null)
+          .map((row) => [row.id, row.leaseOwner as string]),
+      );
+      const rows = await journal.claimOutbox(options);
+      for (const row of rows) {
+        const before = held.get(row.id);
+        if (before !== undefined && processOf(before) !== processOf(options.owner)) count("coverage:lease-takeover");
+      }
+      return rows;
+    },
+    async commit(commit: Commit) {
+      let releases = 0;
+      if (commit.checkpoint && commit.unpark?.length) {
+        const { consumer, source } = commit.checkpoint;
+        const parked = await journal.listParked(consumer, source);
+        releases = commit.unpark.filter((u) => parked.some((p) => p.version === u.version)).length;
+      }
+      const result = await journal.commit(commit);
+      for (let i = 0; i < releases; i++) count("coverage:parked-release");
+      return result;
+    },
+  };
+  return new Proxy(journal, {
+    get(target, property, receiver) {
+      const own = observed[property as keyof Journal];
+      if (own) return own;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A lease token is `<owner>#<claim>.<nonce>`: the owner names the process (and its generation). */
+const processOf = (lease: string) => lease.split("#")[0];

@@ -1,0 +1,135 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { typescriptBlocks } from "./readme-blocks.js";
+
+/**
+ * The package as a user gets it: `npm pack` (which builds dist/ through `prepare`), the tarball
+ * installed into a fresh project next to better-sqlite3 only, then plain `tsc` and plain `node`
+ * there. The README's TypeScript blocks are that project's program: they must compile against the
+ * packed package and the quick start must run to completion and exit.
+ */
+const repo = join(import.meta.dirname, "../..");
+const tsc = join(repo, "node_modules/.bin/tsc");
+const dir = mkdtempSync(join(tmpdir(), "oncely-consumer-"));
+const blocks = typescriptBlocks(join(repo, "README.md"));
+let tarball = "";
+
+function run(file: string, args: string[], cwd = dir): string {
+  try {
+    return execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${file} ${args.join(" ")} failed:\n${stdout ?? ""}\n${stderr ?? ""}`);
+  }
+}
+
+const installedVersion = (name: string) =>
+  (JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+
+function tsconfig(name: string, options: Record<string, unknown>): string {
+  const compilerOptions = {
+    target: "ES2022",
+    lib: ["ES2023"],
+    types: ["node"],
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    skipLibCheck: false,
+    ...options,
+  };
+  writeFileSync(join(dir, name), JSON.stringify({ compilerOptions, include: ["*.ts"] }, null, 2));
+  return name;
+}
+
+beforeAll(() => {
+  const packed = run("npm", ["pack", "--silent", "--pack-destination", dir], repo).trim().split("\n");
+  tarball = join(dir, packed[packed.length - 1] ?? "");
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  // better-sqlite3 is linked from this repository: its native build is there, and no other network than the
+  // npm registry is needed. pg and the NATS clients are deliberately not installed.
+  run("npm", [
+    "install",
+    "--prefer-offline",
+    "--no-audit",
+    "--no-fund",
+    "--ignore-scripts",
+    tarball,
+    join(repo, "node_modules/better-sqlite3"),
+    `@types/node@${installedVersion("@types/node")}`,
+    `@types/better-sqlite3@${installedVersion("@types/better-sqlite3")}`,
+  ]);
+  blocks.forEach((code, i) => {
+    writeFileSync(join(dir, `readme-${i + 1}.ts`), code);
+  });
+  writeFileSync(
+    join(dir, "subpaths.ts"),
+    [
+      'import type { Journal } from "oncely";',
+      'import { given, memoryJournal, SimulatedClock } from "oncely/testing";',
+      'import { type ConformanceTestApi, journalConformance } from "oncely/testing/conformance";',
+      'import { sqliteJournal } from "oncely/sqlite";',
+      "const journals: Journal[] = [memoryJournal(), sqliteJournal({ path: ':memory:' })];",
+      "const api: ConformanceTestApi | undefined = undefined;",
+      "export { api, given, journalConformance, journals, SimulatedClock };",
+    ].join("\n"),
+  );
+}, 180_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the packed package in a fresh project", () => {
+  it("ships dist/, README.md, LICENSE and package.json only, and no published file imports vitest", () => {
+    const files = run("tar", ["-tzf", tarball]).trim().split("\n");
+    const outside = files.filter((f) => !/^package\/(dist\/.+|README\.md|LICENSE|package\.json)$/.test(f));
+    expect(outside).toEqual([]);
+    expect(files).toContain("package/dist/cli/main.js");
+    const dist = join(dir, "node_modules/oncely/dist");
+    const importsVitest = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter(
+      (f) =>
+        /\.(js|d\.ts)$/.test(f) &&
+        /^\s*(import|export)\b[^;]*from\s*"vitest"/m.test(readFileSync(join(dist, f), "utf8")),
+    );
+    expect(importsVitest).toEqual([]);
+  });
+
+  it("typechecks the README blocks and every subpath under node16, strict with exactOptionalPropertyTypes", () => {
+    expect(blocks.length).toBeGreaterThan(0);
+    run(tsc, ["-p", tsconfig("tsconfig.node16.json", { module: "node16", moduleResolution: "node16", outDir: "out" })]);
+  });
+
+  it("typechecks them again under moduleResolution bundler", () => {
+    run(tsc, [
+      "-p",
+      tsconfig("tsconfig.bundler.json", { module: "esnext", moduleResolution: "bundler", noEmit: true }),
+    ]);
+  });
+
+  it("runs the README quick start with plain node on SQLite, to completion", () => {
+    // Compiled by the node16 typecheck above (vitest runs a file's tests in order).
+    expect(run(process.execPath, ["out/readme-1.js"]).trim()).toBe(
+      '{"amount":1999,"payment":"Completed","paymentId":"ch_1"}',
+    );
+  });
+
+  it("runs the CLI: npx oncely --help", () => {
+    expect(run("npx", ["--no-install", "oncely", "--help"])).toMatch(/^Usage: oncely/);
+  });
+
+  it("names the driver to install when a back end's is missing", () => {
+    const message = (subpath: string) =>
+      run(process.execPath, [
+        "--input-type=module",
+        "-e",
+        `import(${JSON.stringify(subpath)}).then(() => console.log("loaded"), (e) => console.log(e.message))`,
+      ]).trim();
+    expect(message("oncely/postgres")).toBe(
+      'oncely/postgres needs the package "pg", which is not installed: npm install pg',
+    );
+    expect(message("oncely/nats")).toBe(
+      'oncely/nats needs the package "@nats-io/transport-node", which is not installed: npm install @nats-io/transport-node',
+    );
+    expect(message("oncely/sqlite")).toBe("loaded");
+  });
+});
