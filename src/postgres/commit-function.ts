@@ -131,6 +131,10 @@ BEGIN
           RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = jsonb_build_object('checkpoint', v_actual)::text;
         END IF;
       END IF;
+      -- Each part only when the commit has it: an empty statement still costs its execution.
+      v_inserted := '[]'::jsonb;
+      v_unleased := 0;
+      IF jsonb_array_length(c->'outbox') > 0 THEN
       -- ORDER BY ord: seq is drawn in that order, so rows of one commit keep the caller's order.
       WITH ins AS (
         INSERT INTO ${t.outbox} AS ob (id, category, kind, stream, payload, status, attempts, not_before, lease_owner,
@@ -145,22 +149,31 @@ BEGIN
       SELECT coalesce(jsonb_agg(jsonb_build_array(ins.id, ins.seq) ORDER BY ins.seq), '[]'::jsonb),
         count(*) FILTER (WHERE ins.lease_owner IS NULL)
       INTO v_inserted, v_unleased FROM ins;
+      END IF;
+      IF jsonb_array_length(c->'done') > 0 THEN
       UPDATE ${t.outbox} o SET status = 'done', outcome = x.v->>'outcome', result = x.v->'result',
         lease_owner = NULL, lease_until = NULL, updated_at = v_now
       FROM jsonb_array_elements(c->'done') AS x(v)
       WHERE o.id = x.v->>'id' AND o.status <> 'done';
+      END IF;
+      IF jsonb_array_length(c->'park') > 0 THEN
       INSERT INTO ${t.parked} (consumer, source, version, message, parked_at)
       SELECT x.v->>'consumer', x.v->>'source', (x.v->>'version')::integer, x.v->'message', v_now
       FROM jsonb_array_elements(c->'park') AS x(v)
       ON CONFLICT DO NOTHING;
+      END IF;
+      IF jsonb_array_length(c->'unpark') > 0 THEN
       DELETE FROM ${t.parked} p USING jsonb_array_elements(c->'unpark') AS x(v)
       WHERE p.consumer = x.v->>'consumer' AND p.source = x.v->>'source' AND p.version = (x.v->>'version')::integer;
+      END IF;
+      IF jsonb_array_length(c->'dead') > 0 THEN
       INSERT INTO ${t.deadLetters}
         (id, consumer, message_id, payload, error, stack, attempts, first_failed_at, last_failed_at, status)
       SELECT x.v->>'id', x.v->>'consumer', x.v->>'message_id', x.v->'payload', x.v->>'error', x.v->>'stack',
         (x.v->>'attempts')::integer, (x.v->>'first_failed_at')::bigint, (x.v->>'last_failed_at')::bigint, 'open'
       FROM jsonb_array_elements(c->'dead') AS x(v)
       ON CONFLICT (id) DO NOTHING;
+      END IF;
       -- In order: a commit may upsert and then delete the same document.
       FOR v_doc IN SELECT x.v FROM jsonb_array_elements(c->'docs') WITH ORDINALITY AS x(v, ord) ORDER BY x.ord LOOP
         IF (v_doc->>'delete')::boolean THEN
