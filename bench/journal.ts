@@ -9,6 +9,7 @@ import { createRuntime } from "../src/core/runtime.js";
 import type { Journal, NewEvent } from "../src/journal/types.js";
 import { postgresJournal } from "../src/postgres/index.js";
 import { sqliteJournal } from "../src/sqlite/index.js";
+import { groupCommitLine, groupCommitMark } from "./group-commit-stats.js";
 
 /**
  * Journal throughput and recovery, per back end:
@@ -94,10 +95,14 @@ async function timeRecovery(journal: Journal, stream: string, withSnapshot: bool
 
 async function benchBackend(name: string, journal: Journal, print: (line: string) => void): Promise<void> {
   await journal.migrate();
+  let mark = groupCommitMark(journal);
   const one = await appendsPerSecond(journal, 1, "one");
   print(`${name}: single-event appends, 1 actor:    ${one.toFixed(0).padStart(7)} /s`);
+  print(`${name}:   ${groupCommitLine(journal, mark)}`);
+  mark = groupCommitMark(journal);
   const fifty = await appendsPerSecond(journal, 50, "fifty");
   print(`${name}: single-event appends, 50 actors:  ${fifty.toFixed(0).padStart(7)} /s`);
+  print(`${name}:   ${groupCommitLine(journal, mark)}`);
   const writeStarted = performance.now();
   await writeBigStream(journal, "counter/big");
   const writeMs = performance.now() - writeStarted;

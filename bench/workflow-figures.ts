@@ -166,15 +166,19 @@ const sqlText = (first: unknown): string => {
   return "";
 };
 
-/** A statement that writes, sent outside BEGIN…COMMIT, is a transaction of its own that commits. */
-const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b/i;
+/**
+ * A statement that writes, sent outside BEGIN…COMMIT, is a transaction of its own that commits;
+ * so is a call of oncely's group-commit function (one transaction for a whole batch).
+ */
+const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b|\boncely_commit\s*\(/i;
 
 /**
  * Counts every statement sent through a `pg` module's clients (pools use the same clients, so
  * each round trip counts once), and the commits among them: each COMMIT, plus each writing
  * statement sent outside an explicit transaction. Counted on the client because the `test`
  * database is shared with other work, so pg_stat_database deltas would include foreign traffic.
- * Not counted as a commit: a bare `SELECT fn()` whose function writes. Call `stop()` to restore.
+ * Not counted as a commit: a bare `SELECT fn()` whose function writes, except oncely's own group-commit
+ * function. Call `stop()` to restore.
  */
 export function countSql(Client: PgClientClass): { read(): SqlCount; stop(): void } {
   const original = Client.prototype.query;

@@ -80,6 +80,8 @@ async function runOnJournal(
       }
       return result;
     },
+    // Forwarded, as passing the runtime itself would: the dispatcher is handed its rows at commit.
+    handOver: (dispatcher: Parameters<Runtime["handOver"]>[0], active: boolean) => runtime.handOver(dispatcher, active),
   };
   const dispatcher = new Dispatcher({
     journal,

@@ -1,4 +1,5 @@
-import type { Commit, EventRecord, Journal, NewOutboxRow } from "../journal/types.js";
+import { newOutboxRow } from "../journal/rows.js";
+import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import type { AnyActor } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
@@ -12,6 +13,7 @@ import {
 } from "./decider.js";
 import { DuplicateMessageError, NotRegisteredError, RetriesExhaustedError, VersionConflictError } from "./errors.js";
 import { type Faults, noFaults } from "./faults.js";
+import type { HandOver } from "./hand-over.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { recover } from "./recovery.js";
@@ -81,6 +83,8 @@ export class Runtime {
   private readonly idleMs: number;
   private readonly maxConflictRetries: number;
   private closed = false;
+  /** Started dispatchers of this process that take rows at commit, asked in registration order. */
+  private readonly handOvers = new Set<HandOver>();
   /** Counters for reports and metrics. */
   readonly stats = { commands: 0, duplicates: 0, conflicts: 0, recoveries: 0, passivations: 0 };
 
@@ -111,6 +115,12 @@ export class Runtime {
     const definition = this.definitions.get(type);
     if (!definition) throw new NotRegisteredError(`no actor type "${type}" is registered (address "${address}")`);
     return definition;
+  }
+
+  /** Called by a dispatcher's start (active) and stop (not active); see `HandOver`. */
+  handOver(dispatcher: HandOver, active: boolean): void {
+    if (active) this.handOvers.add(dispatcher);
+    else this.handOvers.delete(dispatcher);
   }
 
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
@@ -178,25 +188,24 @@ export class Runtime {
 
     for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
       const activation = await this.activate(definition, address);
-      if (messageId !== undefined) {
-        const prior = await this.journal.getInbox(address, messageId);
-        if (prior) {
-          this.stats.duplicates++;
-          // A final outcome already recorded, for a row that is not done: its done row was pruned and
-          // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
-          const done = outcome ? finalOutcome(outcome) : undefined;
-          if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
-          return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
-        }
-      }
       const now = this.clock.now();
-      const decision: Decision = definition.decide(command, activation.state, {
-        address,
-        id,
-        now,
-        messageId,
-        version: activation.version,
-      });
+      // No inbox read before the write: the commit's inbox row is the duplicate check, and the
+      // stored reply is read only when it conflicts (or when decide refuses a command it has seen).
+      let decision: Decision;
+      try {
+        decision = definition.decide(command, activation.state, {
+          address,
+          id,
+          now,
+          messageId,
+          version: activation.version,
+        });
+      } catch (error) {
+        const prior =
+          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome);
+        if (prior) return prior;
+        throw error;
+      }
       await this.faults.hit("command.accepted");
 
       const events = decision.events ?? [];
@@ -213,6 +222,7 @@ export class Runtime {
         outcome,
       });
 
+      const leasedTo = this.leaseRows(commit);
       await this.faults.hit("commit.before");
       let result: Awaited<ReturnType<Journal["commit"]>>;
       try {
@@ -220,6 +230,10 @@ export class Runtime {
       } catch (error) {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
+        if (error instanceof DuplicateMessageError && messageId !== undefined) {
+          const prior = await this.priorReply(definition, address, messageId, outcome);
+          if (prior) return prior;
+        }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
           this.stats.conflicts++;
           // Two hosts of one actor that retry in lockstep can starve each other; a random
@@ -231,6 +245,7 @@ export class Runtime {
       }
       activation.state = nextState;
       activation.version = result.version;
+      this.handRowsOver(commit, result, leasedTo);
       await this.faults.hit("commit.after");
       return { reply: decision.reply, version: result.version, duplicate: false, events: result.events };
     }
@@ -238,6 +253,60 @@ export class Runtime {
       `command ${command.type} for ${address} kept conflicting with other writers`,
       this.maxConflictRetries + 1,
     );
+  }
+
+  /**
+   * Due rows a local dispatcher will run go in already leased to it (durable timers, and rows no
+   * local dispatcher serves, wait for a claim). Returns who leased which row.
+   */
+  private leaseRows(commit: Commit): Map<string, HandOver> {
+    const leasedTo = new Map<string, HandOver>();
+    if (this.handOvers.size === 0) return leasedTo;
+    for (const row of commit.outbox ?? []) {
+      if (row.notBefore > commit.now) continue;
+      for (const handOver of this.handOvers) {
+        row.lease = handOver.lease(row, commit.now);
+        if (!row.lease) continue;
+        leasedTo.set(row.id, handOver);
+        break;
+      }
+    }
+    return leasedTo;
+  }
+
+  /**
+   * Give the rows this commit inserted leased to their dispatcher. A row whose id was already in
+   * the outbox was not inserted (nor leased by us): whoever holds it runs it.
+   */
+  private handRowsOver(commit: Commit, result: CommitResult, leasedTo: Map<string, HandOver>): void {
+    if (leasedTo.size === 0 || !result.inserted) return;
+    const seqs = new Map(result.inserted.map((row) => [row.id, row.seq]));
+    const taken = new Map<HandOver, OutboxRow[]>();
+    for (const row of commit.outbox ?? []) {
+      const seq = seqs.get(row.id);
+      const handOver = leasedTo.get(row.id);
+      if (seq === undefined || !handOver) continue;
+      taken.set(handOver, [...(taken.get(handOver) ?? []), newOutboxRow(row, commit.now, seq)]);
+    }
+    for (const [handOver, rows] of taken) handOver.take(rows);
+  }
+
+  /** The stored reply of a message this actor already handled, with the actor's current version. */
+  private async priorReply(
+    definition: AnyActor,
+    address: string,
+    messageId: string,
+    outcome: EffectOutcome | undefined,
+  ): Promise<SendResult | undefined> {
+    const prior = await this.journal.getInbox(address, messageId);
+    if (!prior) return undefined;
+    this.stats.duplicates++;
+    // A final outcome already recorded, for a row that is not done: its done row was pruned and
+    // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
+    const done = outcome ? finalOutcome(outcome) : undefined;
+    if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
+    const activation = await this.activate(definition, address);
+    return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
   }
 
   private buildCommit(

@@ -2,6 +2,7 @@ import type { Clock, Random } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
 import { InjectedFault } from "../core/errors.js";
 import type { Faults } from "../core/faults.js";
+import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
 import type { Journal, OutboxRow, OutboxUpdate } from "../journal/types.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
@@ -9,6 +10,11 @@ import type { EffectHandler, EffectPolicy } from "./types.js";
 /** What the dispatcher needs of a runtime: sending a command to an actor (a `Runtime` fits). */
 export interface CommandSink {
   send(address: string, command: Typed, options?: { messageId?: string }): Promise<{ reply: unknown }>;
+  /**
+   * A started dispatcher registers here to be handed the rows this process commits (see
+   * `HandOver`); undefined unregisters. Optional: without it, every row goes through a claim.
+   */
+  handOver?(dispatcher: HandOver, active: boolean): void;
 }
 
 /** Retry rules for actor-to-actor messages (in-process sends: no provider, no ambiguity). */
@@ -49,6 +55,8 @@ export interface DispatcherStats {
   dead: number;
   /** Leases found lost when writing back (another dispatcher took the row over). */
   leaseLost: number;
+  /** Rows handed over at their commit (also counted in `claimed`): no claim query ran for them. */
+  handedOver: number;
 }
 
 export const emptyStats = (): DispatcherStats => ({
@@ -64,6 +72,7 @@ export const emptyStats = (): DispatcherStats => ({
   rejected: 0,
   dead: 0,
   leaseLost: 0,
+  handedOver: 0,
 });
 
 /** Write back to a row we hold the lease of; a lost lease is counted and logged, not thrown. */

@@ -2,8 +2,9 @@ import { setMaxListeners } from "node:events";
 import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
 import { InvalidInputError } from "../core/errors.js";
 import { type Faults, noFaults } from "../core/faults.js";
+import type { HandOver } from "../core/hand-over.js";
 import { type Logger, silentLogger } from "../core/logger.js";
-import type { Journal, OutboxCategory, OutboxRow } from "../journal/types.js";
+import type { Journal, NewOutboxRow, OutboxCategory, OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import {
   type CommandSink,
@@ -12,7 +13,7 @@ import {
   type MessageRetryPolicy,
   type StepContext,
 } from "./context.js";
-import { effectStep } from "./effect-step.js";
+import { effectStep, firstAttemptRecorded, recordedAttemptStep } from "./effect-step.js";
 import { messageStep } from "./message-step.js";
 import { resolvePolicy } from "./policy.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
@@ -61,7 +62,7 @@ const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
  * dispatcher.start();            // real use: wakes on new rows, polls as a fallback
  * await dispatcher.runOnce();    // tests and simulators: one batch, fully processed
  */
-export class Dispatcher {
+export class Dispatcher implements HandOver {
   readonly owner: string;
   readonly stats: DispatcherStats = emptyStats();
   private readonly journal: Journal;
@@ -83,6 +84,8 @@ export class Dispatcher {
   private wakeIdle: (() => void) | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
   private claims = 0;
+  private readonly runtime: DispatcherOptions["runtime"];
+  private handingOver = false;
 
   constructor(options: DispatcherOptions) {
     // Every running handler call listens on the stop signal; many in flight at once is normal.
@@ -90,6 +93,7 @@ export class Dispatcher {
     if (!options.owner) throw new InvalidInputError("Dispatcher needs an owner id (the lease owner)");
     this.owner = options.owner;
     this.journal = options.journal;
+    this.runtime = options.runtime;
     this.categories = options.categories ?? ["effect", "message"];
     this.batchSize = positive("batchSize", options.batchSize ?? 32);
     this.concurrency = positive("concurrency", options.concurrency ?? 8);
@@ -142,10 +146,7 @@ export class Dispatcher {
    * when their lease expires.
    */
   async runOnce(): Promise<number> {
-    // A fresh lease token per claim, not the bare owner id: a batch that stalled past its lease
-    // (or a second process started with the same owner id) then fails the lease check on every
-    // write and never runs a row that was claimed again after it. The simulator found this one.
-    const token = `${this.owner}#${++this.claims}.${Math.floor(this.ctx.random.next() * 2 ** 32).toString(36)}`;
+    const token = this.freshToken();
     const ctx: StepContext = { ...this.ctx, owner: token };
     const rows = await this.journal.claimOutbox({
       owner: token,
@@ -180,6 +181,51 @@ export class Dispatcher {
     return rows.length;
   }
 
+  /**
+   * A fresh lease token per claim (and per handed-over row), not the bare owner id: a batch that
+   * stalled past its lease (or a second process started with the same owner id) then fails the
+   * lease check on every write and never runs a row that was claimed again after it. The
+   * simulator found this one.
+   */
+  private freshToken(): string {
+    return `${this.owner}#${++this.claims}.${Math.floor(this.ctx.random.next() * 2 ** 32).toString(36)}`;
+  }
+
+  /** HandOver: take a due row at its commit when this started dispatcher serves its category and kind. */
+  lease(row: NewOutboxRow, now: number): NewOutboxRow["lease"] {
+    if (!this.handingOver || this.stopping.signal.aborted) return undefined;
+    if (row.category === "event" || !this.categories.includes(row.category)) return undefined;
+    if (row.category === "effect" && !this.ctx.handlers.has(row.kind)) return undefined;
+    const lease = { owner: this.freshToken(), until: now + this.leaseMs };
+    // A provider that dedups by key makes a rerun after a crash harmless: the first attempt is
+    // then recorded in the intent's own commit, saving the write before the call.
+    if (row.category === "effect" && this.policy(row.kind).providerDedups) {
+      return { ...lease, ...firstAttemptRecorded(now) };
+    }
+    return lease;
+  }
+
+  /**
+   * HandOver: run rows committed leased to us, each under its own token, as a claim would. After
+   * `stop()` they are left alone: their lease runs out and any dispatcher claims them.
+   */
+  take(rows: OutboxRow[]): void {
+    if (this.stopping.signal.aborted) return;
+    this.stats.claimed += rows.length;
+    this.stats.handedOver += rows.length;
+    for (const row of rows) {
+      const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
+      const work = (row.category === "effect" ? recordedAttemptStep(ctx, row) : this.step(ctx, row)).catch((error) =>
+        this.logger.error(
+          { owner: ctx.owner, row: row.id, err: error },
+          "handed-over row failed; its lease will expire",
+        ),
+      );
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
+    }
+  }
+
   private async step(ctx: StepContext, row: OutboxRow): Promise<void> {
     if (row.category === "effect") return effectStep(ctx, row);
     if (row.category === "message") return messageStep(ctx, row);
@@ -197,12 +243,16 @@ export class Dispatcher {
     if (this.loop) return;
     if (this.stopping.signal.aborted) throw new InvalidInputError("a stopped Dispatcher cannot be started again");
     this.unsubscribe = this.journal.onOutbox(() => this.wake());
+    this.handingOver = true;
+    this.runtime.handOver?.(this, true);
     this.loop = this.runLoop();
   }
 
   /** Stop claiming, abort the signals of running handlers, and wait for in-flight rows to settle. */
   async stop(): Promise<void> {
     this.stopping.abort(new Error(`dispatcher ${this.owner} stopping`));
+    this.handingOver = false;
+    this.runtime.handOver?.(this, false);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.wake();

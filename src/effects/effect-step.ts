@@ -41,6 +41,26 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
   await runStep(ctx, row, state, policy, handler);
 }
 
+/**
+ * A row handed over at commit with its first attempt already recorded in that commit (attempts 1,
+ * `lastRunAt`): call the handler with no write before it. Only kinds whose provider dedups by key
+ * are handed over this way, so a crash between that commit and the call costs a retry with the
+ * same key, never an ambiguous Unknown the provider would not resolve.
+ */
+export async function recordedAttemptStep(ctx: StepContext, row: OutboxRow): Promise<void> {
+  const handler = ctx.handlers.get(row.kind);
+  // A lease already over (the process stalled) may have been taken: go through the lease-checked path.
+  const leaseHeld = row.leaseUntil !== null && ctx.clock.now() < row.leaseUntil;
+  if (!handler || row.attempts !== 1 || !leaseHeld) return effectStep(ctx, row);
+  return runStep(ctx, { ...row, attempts: 0 }, effectRowState(row), ctx.policyFor(row.kind), handler, true);
+}
+
+/** The row as a claimer's first write would leave it (see `recordedAttemptStep`). */
+export const firstAttemptRecorded = (now: number): { attempts: number; result: EffectRowState } => ({
+  attempts: 1,
+  result: { lastRunAt: now },
+});
+
 // biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
 type AnyHandler = EffectHandler<any, any>;
 
@@ -52,14 +72,17 @@ async function runStep(
   state: EffectRowState,
   policy: EffectPolicy,
   handler: AnyHandler,
+  recorded = false,
 ): Promise<void> {
   await ctx.faults.hit("dispatch.beforeHandler");
   const attempt = row.attempts + 1;
   const startedAt = ctx.clock.now();
   // Recorded before the call: from here on a crash makes this attempt count as ambiguous.
-  const started: EffectRowState = { ...state, lastRunAt: startedAt, rerunAllowed: undefined };
-  const held = await writeRow(ctx, row, { attempts: attempt, result: compactState(started), releaseLease: false });
-  if (!held) return;
+  const started: EffectRowState = recorded ? state : { ...state, lastRunAt: startedAt, rerunAllowed: undefined };
+  if (!recorded) {
+    const held = await writeRow(ctx, row, { attempts: attempt, result: compactState(started), releaseLease: false });
+    if (!held) return;
+  }
   ctx.stats.runs++;
   let answer: RunResult | undefined;
   let ambiguity = "";

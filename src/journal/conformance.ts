@@ -473,6 +473,112 @@ export function journalConformance(
       });
     });
 
+    describe("commits sent together (group commit)", () => {
+      /** Settle every commit, in submit order: a batch must give each its own fate. */
+      const together = (commits: Commit[]) => Promise.allSettled(commits.map((c) => j.commit(c)));
+
+      it("gives each commit of a batch its own fate: one conflicts, the others land", async () => {
+        await j.commit({ stream: "order/9", expectedVersion: 0, events: events(1), now: T0 });
+        const [a, stale, b] = await together([
+          fullCommit("order/1", 0, "a"),
+          fullCommit("order/9", 0, "stale"),
+          fullCommit("order/2", 0, "b"),
+        ]);
+        expect(a).toMatchObject({ status: "fulfilled", value: { version: 2 } });
+        expect(b).toMatchObject({ status: "fulfilled", value: { version: 2 } });
+        expect(stale?.status).toBe("rejected");
+        expect((stale as PromiseRejectedResult).reason).toBeInstanceOf(VersionConflictError);
+        await expectNothingOf("order/9", "stale", 1);
+        expect(await j.getInbox("order/1", "a:msg")).toMatchObject({ reply: { ok: "a" } });
+        expect(await j.getOutbox("b:effect")).toMatchObject({ status: "pending" });
+        expect(await j.getDocument("orders", "b:doc")).toMatchObject({ doc: { tag: "b" } });
+      });
+
+      it("fails only the commit whose message id is a duplicate, in the batch or before it", async () => {
+        await j.commit({ inbox: { consumer: "order/3", messageId: "old:msg", reply: "first" }, now: T0 });
+        const first = fullCommit("order/1", 0, "twice");
+        const second = { ...fullCommit("order/2", 0, "twice-again"), inbox: first.inbox };
+        const old = {
+          ...fullCommit("order/3", 0, "old"),
+          inbox: { consumer: "order/3", messageId: "old:msg", reply: 2 },
+        };
+        const [one, two, three, other] = await together([first, second, old, fullCommit("order/4", 0, "other")]);
+        expect(one?.status).toBe("fulfilled");
+        expect((two as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateMessageError);
+        expect((three as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateMessageError);
+        expect(other?.status).toBe("fulfilled");
+        await expectNothingOf("order/2", "twice-again", 0, true);
+        await expectNothingOf("order/3", "old", 0, true);
+        expect(await j.getInbox("order/1", "twice:msg")).toMatchObject({ reply: { ok: "twice" } });
+        expect(await j.getInbox("order/3", "old:msg")).toMatchObject({ reply: "first" });
+      });
+
+      it("applies the same stream twice in a batch in submit order: the second sees the first", async () => {
+        const [a, conflicting, b] = await together([
+          { stream: "order/1", expectedVersion: 0, events: events(2, "a"), now: T0 },
+          { stream: "order/1", expectedVersion: 0, events: events(1, "lost"), now: T0 },
+          { stream: "order/1", expectedVersion: 2, events: events(1, "b"), now: T0 },
+        ]);
+        expect(a).toMatchObject({ status: "fulfilled", value: { version: 2 } });
+        expect((conflicting as PromiseRejectedResult).reason).toMatchObject({ expectedVersion: 0, actualVersion: 2 });
+        expect(b).toMatchObject({ status: "fulfilled", value: { version: 3 } });
+        const read = await j.readStream("order/1");
+        expect(read.map((e) => (e.data as { tag: string }).tag)).toEqual(["a", "a", "b"]);
+      });
+
+      it("appends without an expected version from many writers at once, none lost", async () => {
+        const results = await together(
+          Array.from({ length: 20 }, () => ({ stream: "s/1", events: events(1), now: T0 })),
+        );
+        expect(results.every((r) => r.status === "fulfilled")).toBe(true);
+        expect(await j.streamVersion("s/1")).toBe(20);
+      });
+    });
+
+    describe("rows handed over at commit (inserted leased)", () => {
+      it("reports the rows it inserted with their seq, never a row whose id was already there", async () => {
+        await j.commit({ outbox: [outboxRow("k0")], now: T0 });
+        const result = await j.commit({ outbox: [outboxRow("k1"), outboxRow("k0"), outboxRow("k2")], now: T0 });
+        const rows = await j.listOutbox();
+        const seq = (id: string) => rows.find((r) => r.id === id)?.seq;
+        expect(result.inserted).toEqual([
+          { id: "k1", seq: seq("k1") },
+          { id: "k2", seq: seq("k2") },
+        ]);
+      });
+
+      it("stores the lease (and the holder's first write), so no one claims the row before it ends", async () => {
+        const lease = { owner: "w1#7.x", until: T0 + 1_000, attempts: 1, result: { lastRunAt: T0 } };
+        await j.commit({ outbox: [outboxRow("held", { lease }), outboxRow("free")], now: T0 });
+        expect(await j.getOutbox("held")).toMatchObject({
+          status: "pending",
+          leaseOwner: "w1#7.x",
+          leaseUntil: T0 + 1_000,
+          attempts: 1,
+          result: { lastRunAt: T0 },
+        });
+        const early = await j.claimOutbox({ owner: "w2", now: T0 + 999, leaseMs: 100, limit: 10 });
+        expect(early.map((r) => r.id)).toEqual(["free"]);
+        expect(await j.updateOutbox("held", "w1#7.x", { attempts: 2, releaseLease: false }, T0 + 5)).toBe(true);
+        const late = await j.claimOutbox({ owner: "w2", now: T0 + 1_000, leaseMs: 100, limit: 10 });
+        expect(late.map((r) => r.id)).toEqual(["held"]);
+        expect(await j.updateOutbox("held", "w1#7.x", { attempts: 3 }, T0 + 1_001)).toBe(false);
+      });
+
+      it("wakes no outbox listener for a commit whose rows were all handed over", async () => {
+        let calls = 0;
+        const off = j.onOutbox(() => calls++);
+        const lease = { owner: "w1#1.a", until: T0 + 1_000 };
+        await j.commit({ stream: "order/1", events: events(1), outbox: [outboxRow("quiet", { lease })], now: T0 });
+        await new Promise((r) => setTimeout(r, 50));
+        expect(calls).toBe(0);
+        await j.commit({ outbox: [outboxRow("loud")], now: T0 });
+        await new Promise((r) => setTimeout(r, 50));
+        off();
+        expect(calls > 0).toBe(true);
+      });
+    });
+
     describe("outbox", () => {
       it("inserts rows if absent: the same id twice is a no-op that keeps the first row", async () => {
         await j.commit({ outbox: [outboxRow("k1", { payload: { first: true } })], now: T0 });

@@ -1,6 +1,6 @@
 import { InvalidInputError } from "../core/errors.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
-import type { Commit, EventRecord } from "./types.js";
+import type { Commit, CommitResult, EventRecord, OutboxUpdate } from "./types.js";
 
 /**
  * A commit with every value already turned into JSON text. SQL back ends encode the whole commit
@@ -13,7 +13,20 @@ export interface EncodedCommit {
   now: number;
   events: EncodedEvent[];
   snapshot: { version: number; schemaVersion: number; state: string } | undefined;
-  outbox: { id: string; category: string; kind: string; stream: string; payload: string; notBefore: number }[];
+  outbox: {
+    id: string;
+    category: string;
+    kind: string;
+    stream: string;
+    payload: string;
+    notBefore: number;
+    /** Set when the row is inserted already leased (handed over to the committing process). */
+    leaseOwner: string | null;
+    leaseUntil: number | null;
+    /** The lease holder's first write, stored at insert (attempts 0 and result null otherwise). */
+    attempts: number;
+    result: string;
+  }[];
   outboxDone: { id: string; outcome: string; result: string }[];
   inbox: { consumer: string; messageId: string; reply: string } | undefined;
   checkpoint: { consumer: string; source: string; version: number; expected: number | undefined } | undefined;
@@ -32,6 +45,37 @@ export interface EncodedCommit {
   }[];
   /** `doc` null deletes. */
   documents: { collection: string; id: string; doc: string | null }[];
+}
+
+/**
+ * A lease-held outbox update (or, with `owner` null, a forced one) queued with the commits, so
+ * that a dispatcher's writes join the same group-commit batches. `resultJson` is the update's
+ * result already encoded: a value JSON cannot hold fails this write alone, before the batch.
+ */
+export interface OutboxWrite {
+  outboxWrite: true;
+  id: string;
+  owner: string | null;
+  update: OutboxUpdate;
+  resultJson: string | undefined;
+  now: number;
+}
+
+/** What a SQL back end's group commit carries, and what each item is answered. */
+export type JournalWrite = EncodedCommit | OutboxWrite;
+export type WriteAnswer = CommitResult | { status: string | undefined };
+
+export const isOutboxWrite = (write: JournalWrite): write is OutboxWrite => "outboxWrite" in write;
+
+export function encodeOutboxWrite(id: string, owner: string | null, update: OutboxUpdate, now: number): OutboxWrite {
+  return {
+    outboxWrite: true,
+    id,
+    owner,
+    update,
+    resultJson: update.result === undefined ? undefined : json(update.result),
+    now,
+  };
 }
 
 export interface EncodedEvent {
@@ -93,6 +137,10 @@ function encodeParts(commit: Commit): EncodedCommit {
       stream: row.stream,
       payload: json(row.payload),
       notBefore: row.notBefore,
+      leaseOwner: row.lease?.owner ?? null,
+      leaseUntil: row.lease?.until ?? null,
+      attempts: row.lease?.attempts ?? 0,
+      result: json(row.lease?.result ?? null),
     })),
     outboxDone: (commit.outboxDone ?? []).map((done) => ({
       id: done.id,

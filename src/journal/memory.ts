@@ -127,11 +127,14 @@ export class MemoryJournal implements Journal {
         takenAt: commit.now,
       });
     }
+    // Rows inserted leased are handed to the committing process: nobody else needs waking for them.
     let added = 0;
+    const inserted: { id: string; seq: number }[] = [];
     for (const row of newRows) {
       if (this.outbox.has(row.id)) continue;
       this.outbox.set(row.id, { ...row, seq: ++this.seq });
-      added++;
+      inserted.push({ id: row.id, seq: this.seq });
+      if (row.leaseOwner === null) added++;
     }
     for (const done of commit.outboxDone ?? []) {
       const row = this.outbox.get(done.id);
@@ -174,7 +177,7 @@ export class MemoryJournal implements Journal {
       else this.documents.set(k, { collection: d.collection, id: d.id, doc: copy(d.doc), updatedAt: commit.now });
     }
     if (added > 0) this.notify();
-    return { version: current + records.length, events: copy(records) };
+    return { version: current + records.length, events: copy(records), inserted };
   }
 
   async readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {

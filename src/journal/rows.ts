@@ -9,16 +9,17 @@ export function copy<T>(value: T): T {
 }
 
 export function newOutboxRow(row: NewOutboxRow, now: number, seq: number): OutboxRow {
+  const { lease, ...fields } = row;
   return {
-    ...row,
+    ...fields,
     payload: copy(row.payload),
     status: "pending",
-    attempts: 0,
-    leaseOwner: null,
-    leaseUntil: null,
+    attempts: lease?.attempts ?? 0,
+    leaseOwner: lease?.owner ?? null,
+    leaseUntil: lease?.until ?? null,
     lastError: null,
     outcome: null,
-    result: null,
+    result: lease?.result === undefined ? null : copy(lease.result),
     createdAt: now,
     updatedAt: now,
     seq,

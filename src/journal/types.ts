@@ -68,6 +68,13 @@ export interface NewOutboxRow {
   payload: unknown;
   /** Earliest time to deliver (epoch ms); a durable timer when in the future. */
   notBefore: number;
+  /**
+   * Insert the row already leased (hand-over at commit): the committing process runs it itself,
+   * with no claim. `owner` is a fresh fencing token for this row; others take it after `until`.
+   * `attempts` and `result`, when given, are stored as the lease holder's first write would
+   * leave them (a dispatcher recording its first attempt in the intent's own commit).
+   */
+  lease?: { owner: string; until: number; attempts?: number; result?: unknown } | undefined;
 }
 
 export interface OutboxRow extends NewOutboxRow {
@@ -173,6 +180,8 @@ export interface CommitResult {
   /** Stream version after the commit (the expected version when no events were appended). */
   version: number;
   events: EventRecord[];
+  /** The outbox rows this commit inserted (a row whose id existed is absent), with their seq. */
+  inserted?: { id: string; seq: number }[] | undefined;
 }
 
 export interface ClaimOptions {

@@ -1,6 +1,13 @@
 import type pg from "pg";
-import { VersionConflictError } from "../core/errors.js";
-import { type EncodedCommit, encodeCommit } from "../journal/encode.js";
+import {
+  type EncodedCommit,
+  encodeCommit,
+  encodeOutboxWrite,
+  isOutboxWrite,
+  type JournalWrite,
+  type WriteAnswer,
+} from "../journal/encode.js";
+import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import type {
   ClaimOptions,
@@ -18,7 +25,7 @@ import type {
   ParkedRecord,
   SnapshotRecord,
 } from "../journal/types.js";
-import { commitTransaction, StreamRace } from "./commit.js";
+import { commitBatch } from "./commit-batch.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
 import { Pg } from "./driver.js";
@@ -29,7 +36,7 @@ import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
-import { guardPool, withClient } from "./sql.js";
+import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
 import { type Tables, tables } from "./tables.js";
 
@@ -41,21 +48,25 @@ export interface PostgresJournalOptions {
   pool?: pg.Pool;
   /** Size of the pool created when `pool` is not given (default 10). */
   max?: number;
+  /** Group commit: batch size and batches in flight (default 256 and 1: commits apply in submit order). */
+  groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight">;
 }
-
-/** Appends without an expected version retry this often when another writer takes the same version. */
-const APPEND_RETRIES = 5;
 /** Reads retry this often on a dead pooled connection (several may have died at once). */
 const READ_RETRIES = 3;
 
 /**
  * The server journal: PostgreSQL, shared by any number of processes. Appends use optimistic
  * concurrency on (stream, version); outbox claims use row leases taken with FOR UPDATE SKIP LOCKED;
- * commits that add outbox rows NOTIFY the schema's channel so dispatchers in other processes wake.
+ * commits that add outbox rows not handed over NOTIFY the schema's channel so dispatchers in other
+ * processes wake.
  *
- * Failure window: when the connection drops during COMMIT, `commit` rejects with
- * `StorageUnavailableError` although the transaction may have committed. Callers retry with the
- * same message id; the inbox then answers the retry if the first attempt landed.
+ * Group commit: commits that arrive while a batch is in flight queue up and go together as one
+ * call of `oncely_commit` (one statement, one round trip, one WAL flush); each keeps its own
+ * result (see commit-function.ts).
+ *
+ * Failure window: when the connection drops during the call, `commit` rejects with
+ * `StorageUnavailableError` for EVERY commit of the batch, although the batch may have committed.
+ * Callers retry with the same message id; the inbox then answers the retry if the first attempt landed.
  */
 export class PostgresJournal implements Journal {
   readonly backend = "postgres";
@@ -65,6 +76,7 @@ export class PostgresJournal implements Journal {
   private readonly listeners = new Set<() => void>();
   private readonly listener: OutboxListener;
   private closed = false;
+  private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
   lastPoolError: Error | undefined;
 
@@ -82,6 +94,16 @@ export class PostgresJournal implements Journal {
       this.tables.channel,
       () => this.notifyLocal(),
     );
+    this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
+      maxBatch: options.groupCommit?.maxBatch ?? 256,
+      maxInFlight: options.groupCommit?.maxInFlight ?? 1,
+      start: "next-turn",
+    });
+  }
+
+  /** Batch sizes seen by group commit (benchmarks, metrics). */
+  get groupCommitStats() {
+    return this.group.stats;
   }
 
   /** A write, or anything whose effect must not be repeated: one attempt. */
@@ -112,40 +134,27 @@ export class PostgresJournal implements Journal {
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
-    // Encode before the transaction: a value JSON cannot hold fails the commit with nothing written.
-    const encoded = encodeCommit(commit);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { result, added } = await this.transaction((client) => commitTransaction(client, this.tables, encoded));
-        if (added > 0) this.notifyLocal();
-        return result;
-      } catch (error) {
-        if (!(error instanceof StreamRace)) throw mapPgError(error);
-        if (encoded.expectedVersion === undefined && attempt < APPEND_RETRIES) continue;
-        throw await this.conflict(encoded, error.expected);
-      }
-    }
+    // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
+    return (await this.group.submit(encodeCommit(commit))) as CommitResult;
   }
 
-  private async conflict(encoded: EncodedCommit, expected: number): Promise<VersionConflictError> {
-    const stream = encoded.stream as string;
-    const actual = await streams.streamVersion(this.pool, this.tables, stream).catch(() => undefined);
-    return new VersionConflictError(stream, encoded.expectedVersion ?? expected, actual);
+  /** One statement for the whole batch, outside an explicit transaction: call and COMMIT are one round trip. */
+  private async writeBatch(batch: JournalWrite[]) {
+    const outcomes = await this.run((pool) => commitBatch(pool, this.tables, batch));
+    // Local dispatchers wake for rows nobody was handed (the NOTIFY reaches other processes).
+    const commits = batch.filter((w): w is EncodedCommit => !isOutboxWrite(w));
+    const leased = new Set(commits.flatMap((c) => c.outbox.filter((o) => o.leaseOwner !== null).map((o) => o.id)));
+    const added = outcomes.some(
+      (o) => "ok" in o && "inserted" in o.ok && o.ok.inserted?.some((row) => !leased.has(row.id)),
+    );
+    if (added) this.notifyLocal();
+    return outcomes;
   }
 
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return withClient(this.pool, async (client, markBroken) => {
-      try {
-        await client.query("BEGIN");
-        const result = await work(client);
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        if (isConnectionError(error)) markBroken(error as Error);
-        else await client.query("ROLLBACK").catch(markBroken);
-        throw error;
-      }
-    });
+  /** A lease-held (or, without owner, forced) outbox update, written in the next group-commit batch. */
+  private async writeOutbox(id: string, owner: string | null, update: OutboxUpdate, now: number) {
+    const answer = await this.group.submit(encodeOutboxWrite(id, owner, update, now));
+    return (answer as { status: string | undefined }).status;
   }
 
   readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
@@ -169,15 +178,13 @@ export class PostgresJournal implements Journal {
   }
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run((q) => outbox.updateOutbox(q, this.tables, id, owner, update, now, false));
+    const status = await this.writeOutbox(id, owner, update, now);
     if (status === "pending" || status === "resolving") this.notifyLocal();
     return status !== undefined;
   }
 
   async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run((q) =>
-      outbox.updateOutbox(q, this.tables, id, null, { ...update, releaseLease: true }, now, true),
-    );
+    const status = await this.writeOutbox(id, null, { ...update, releaseLease: true }, now);
     if (status === undefined) return false;
     this.notifyLocal();
     return true;

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { commitFunctionSql } from "./commit-function.js";
 import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -101,6 +102,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
       );
     `,
   },
+  // Group commit: one statement applies a batch of commits, each in its own subtransaction.
+  { version: 2, sql: commitFunctionSql },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

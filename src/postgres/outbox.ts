@@ -1,4 +1,4 @@
-import type { ClaimOptions, OutboxFilter, OutboxRow, OutboxUpdate } from "../journal/types.js";
+import type { ClaimOptions, OutboxFilter, OutboxRow } from "../journal/types.js";
 import { OUTBOX_COLUMNS, outboxRow } from "./rows.js";
 import type { Queryable } from "./sql.js";
 import { sqlLimit } from "./streams.js";
@@ -49,58 +49,6 @@ export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Pro
     ],
   );
   return result.rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
-}
-
-/**
- * Apply an update to a row that is not done; with `owner`, only while that owner holds the lease.
- * When the row goes back to pending/resolving (or `notifyAlways`), other processes are woken by a
- * NOTIFY sent at the statement's commit. Returns the new status, or undefined when nothing matched.
- */
-export async function updateOutbox(
-  q: Queryable,
-  t: Tables,
-  id: string,
-  owner: string | null,
-  u: OutboxUpdate,
-  now: number,
-  notifyAlways: boolean,
-): Promise<string | undefined> {
-  const result = await q.query(
-    `WITH changed AS (
-       UPDATE ${t.outbox} SET
-         status = coalesce($3::text, status),
-         attempts = coalesce($4::integer, attempts),
-         not_before = coalesce($5::bigint, not_before),
-         last_error = CASE WHEN $6::boolean THEN $7::text ELSE last_error END,
-         outcome = CASE WHEN $8::boolean THEN $9::text ELSE outcome END,
-         result = CASE WHEN $10::boolean THEN $11::jsonb ELSE result END,
-         lease_owner = CASE WHEN $12::boolean THEN NULL ELSE lease_owner END,
-         lease_until = CASE WHEN $12::boolean THEN NULL ELSE lease_until END,
-         updated_at = $13
-       WHERE id = $1 AND ($2::text IS NULL OR lease_owner = $2::text) AND status <> 'done'
-       RETURNING status)
-     SELECT status,
-       CASE WHEN $15::boolean OR status IN ('pending', 'resolving') THEN pg_notify($14, '') END AS notified
-     FROM changed`,
-    [
-      id,
-      owner,
-      u.status ?? null,
-      u.attempts ?? null,
-      u.notBefore ?? null,
-      u.lastError !== undefined,
-      u.lastError ?? null,
-      u.outcome !== undefined,
-      u.outcome ?? null,
-      u.result !== undefined,
-      u.result !== undefined ? JSON.stringify(u.result) : null,
-      u.releaseLease ?? true,
-      now,
-      t.channel,
-      notifyAlways,
-    ],
-  );
-  return result.rows[0]?.status;
 }
 
 export async function getOutbox(q: Queryable, t: Tables, id: string): Promise<OutboxRow | undefined> {

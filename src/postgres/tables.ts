@@ -14,6 +14,8 @@ export interface Tables {
   parked: string;
   deadLetters: string;
   documents: string;
+  /** The group-commit function (see commit-function.ts). */
+  commitFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
 }
@@ -35,6 +37,7 @@ export function tables(schema: string): Tables {
     parked: `${q}.parked`,
     deadLetters: `${q}.dead_letters`,
     documents: `${q}.documents`,
+    commitFunction: `${q}.oncely_commit`,
     channel:
       Buffer.byteLength(channel) <= 63
         ? channel

@@ -10,10 +10,11 @@ import { isUniqueViolation } from "./errors.js";
 import type { Sql } from "./sql.js";
 
 /**
- * One commit inside one `BEGIN IMMEDIATE` transaction: the write lock is taken first, so the
- * checks below read the state no other writer (thread or process) can change before we commit.
- * Checks come first, in the memory journal's order (version, inbox, checkpoint); any throw
- * rolls the whole transaction back. Returns how many outbox rows were new (for wake-ups).
+ * One commit inside a `BEGIN IMMEDIATE` transaction (its own SAVEPOINT within a group-commit
+ * batch): the write lock is taken first, so the checks below read the state no other writer
+ * (thread or process) can change before we commit. Checks come first, in the memory journal's
+ * order (version, inbox, checkpoint); any throw rolls the commit back to its savepoint. Returns
+ * how many outbox rows were new and not handed over (for wake-ups).
  */
 export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitResult; added: number } {
   const current =
@@ -73,23 +74,32 @@ export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitR
       .run(c.stream, c.snapshot.version, c.snapshot.schemaVersion, c.snapshot.state, c.now);
   }
   let added = 0;
+  const inserted: { id: string; seq: number }[] = [];
   // seq = max + 1 is safe: the write lock is held, and rows are never deleted.
   const insertOutbox = sql.stmt(
-    `INSERT INTO outbox (id, seq, category, kind, stream, payload, status, attempts, not_before, result, created_at, updated_at)
-     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', 0, ?, 'null', ?, ?)
-     ON CONFLICT (id) DO NOTHING`,
+    `INSERT INTO outbox (id, seq, category, kind, stream, payload, status, attempts, not_before, lease_owner, lease_until,
+       result, created_at, updated_at)
+     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO NOTHING RETURNING seq`,
   );
   for (const row of c.outbox) {
-    added += insertOutbox.run(
+    const got = insertOutbox.get(
       row.id,
       row.category,
       row.kind,
       row.stream,
       row.payload,
+      row.attempts,
       row.notBefore,
+      row.leaseOwner,
+      row.leaseUntil,
+      row.result,
       c.now,
       c.now,
-    ).changes;
+    ) as { seq: number } | undefined;
+    if (!got) continue;
+    inserted.push({ id: row.id, seq: got.seq });
+    if (row.leaseOwner === null) added++;
   }
   const markDone = sql.stmt(
     `UPDATE outbox SET status = 'done', outcome = ?, result = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
@@ -133,5 +143,5 @@ export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitR
     if (d.doc === null) deleteDoc.run(d.collection, d.id);
     else upsertDoc.run(d.collection, d.id, d.doc, c.now);
   }
-  return { result: { version: current + c.events.length, events: appendedRecords(c, current) }, added };
+  return { result: { version: current + c.events.length, events: appendedRecords(c, current), inserted }, added };
 }

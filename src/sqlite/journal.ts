@@ -1,4 +1,11 @@
-import { encodeCommit } from "../journal/encode.js";
+import {
+  encodeCommit,
+  encodeOutboxWrite,
+  isOutboxWrite,
+  type JournalWrite,
+  type WriteAnswer,
+} from "../journal/encode.js";
+import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import type {
   ClaimOptions,
@@ -46,6 +53,11 @@ export interface SqliteJournalOptions {
  * runs to completion on the event loop; every write is one `BEGIN IMMEDIATE` transaction, which
  * serializes writers across connections and processes on the file (waiting up to the busy timeout).
  *
+ * Group commit: commits queue until the next turn of the event loop, then the whole queue is one
+ * `BEGIN IMMEDIATE` transaction (one fsync) with a SAVEPOINT per commit, so a failing commit is
+ * rolled back alone and the others land. If the batch's COMMIT fails, every commit of it fails
+ * with that error (SQLite rolls the transaction back: nothing of the batch landed).
+ *
  * `onOutbox` wakes listeners of this instance only: another process writing the same file is not
  * heard, so dispatchers elsewhere must also poll.
  */
@@ -53,7 +65,7 @@ export class SqliteJournal implements Journal {
   readonly backend = "sqlite";
   private readonly sql: Sql;
   private readonly listeners = new Set<() => void>();
-  private readonly commitTx: (encoded: ReturnType<typeof encodeCommit>) => ReturnType<typeof commitTransaction>;
+  private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
   private readonly claimTx: (options: ClaimOptions) => OutboxRow[];
   private closed = false;
 
@@ -62,8 +74,7 @@ export class SqliteJournal implements Journal {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     this.sql = new Sql(db);
-    const commitTx = db.transaction((encoded: ReturnType<typeof encodeCommit>) => commitTransaction(this.sql, encoded));
-    this.commitTx = (encoded) => commitTx.immediate(encoded);
+    this.group = new GroupCommitter((batch) => this.writeBatch(batch), { start: "next-turn", maxBatch: 512 });
     const claimTx = db.transaction((claim: ClaimOptions) => outbox.claimOutbox(this.sql, claim));
     this.claimTx = (claim) => claimTx.immediate(claim);
   }
@@ -80,12 +91,55 @@ export class SqliteJournal implements Journal {
     return this.run(() => migrate(this.sql));
   }
 
+  /** Batch sizes seen by group commit (benchmarks, metrics). */
+  get groupCommitStats() {
+    return this.group.stats;
+  }
+
   async commit(commit: Commit): Promise<CommitResult> {
-    // Encode before the transaction: a value JSON cannot hold fails the commit with nothing written.
-    const encoded = encodeCommit(commit);
-    const { result, added } = await this.run(() => this.commitTx(encoded));
+    // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
+    return (await this.group.submit(encodeCommit(commit))) as CommitResult;
+  }
+
+  /** One transaction for the batch, a savepoint per commit. Throws (failing all) when BEGIN or COMMIT fails. */
+  private writeBatch(batch: JournalWrite[]): BatchOutcome<WriteAnswer>[] {
+    const db = this.sql.db;
+    const outcomes: BatchOutcome<WriteAnswer>[] = [];
+    let added = 0;
+    try {
+      this.sql.stmt("BEGIN IMMEDIATE").run();
+    } catch (error) {
+      throw mapSqliteError(error);
+    }
+    try {
+      for (const write of batch) {
+        this.sql.stmt("SAVEPOINT oncely_commit").run();
+        try {
+          if (isOutboxWrite(write)) {
+            const status = outbox.updateOutbox(this.sql, write.id, write.owner, write.update, write.now);
+            this.sql.stmt("RELEASE oncely_commit").run();
+            outcomes.push({ ok: { status } });
+            continue;
+          }
+          const done = commitTransaction(this.sql, write);
+          this.sql.stmt("RELEASE oncely_commit").run();
+          outcomes.push({ ok: done.result });
+          added += done.added;
+        } catch (error) {
+          // Some errors (disk full, I/O) roll back the whole transaction: then the batch fails as one.
+          if (!db.inTransaction) throw error;
+          this.sql.stmt("ROLLBACK TO oncely_commit").run();
+          this.sql.stmt("RELEASE oncely_commit").run();
+          outcomes.push({ error: mapSqliteError(error) });
+        }
+      }
+      this.sql.stmt("COMMIT").run();
+    } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw mapSqliteError(error);
+    }
     if (added > 0) this.notify();
-    return result;
+    return outcomes;
   }
 
   readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
@@ -109,18 +163,22 @@ export class SqliteJournal implements Journal {
   }
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run(() => outbox.updateOutbox(this.sql, id, owner, update, now));
+    const status = await this.writeOutbox(id, owner, update, now);
     if (status === "pending" || status === "resolving") this.notify();
     return status !== undefined;
   }
 
   async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
-    const status = await this.run(() =>
-      outbox.updateOutbox(this.sql, id, null, { ...update, releaseLease: true }, now),
-    );
+    const status = await this.writeOutbox(id, null, { ...update, releaseLease: true }, now);
     if (status === undefined) return false;
     this.notify();
     return true;
+  }
+
+  /** A lease-held (or, without owner, forced) outbox update, written in the next group-commit batch. */
+  private async writeOutbox(id: string, owner: string | null, update: OutboxUpdate, now: number) {
+    const answer = await this.group.submit(encodeOutboxWrite(id, owner, update, now));
+    return (answer as { status: string | undefined }).status;
   }
 
   getOutbox(id: string): Promise<OutboxRow | undefined> {

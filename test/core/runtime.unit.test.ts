@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { defineActor } from "../../src/core/actor.js";
 import { sequentialIds } from "../../src/core/clock.js";
 import { CommandRejectedError, RetriesExhaustedError } from "../../src/core/errors.js";
 import { createRuntime } from "../../src/core/runtime.js";
@@ -60,7 +61,7 @@ describe("actor runtime", () => {
     await expect(Promise.all([a, b])).resolves.toHaveLength(2);
   });
 
-  it("answers a repeated message id from the inbox without deciding again", async () => {
+  it("answers a repeated message id from the inbox, committing nothing", async () => {
     const journal = memoryJournal();
     const runtime = setup(journal);
     const first = await runtime.send("counter/a", { type: "Add", amount: 5 }, { messageId: "m1" });
@@ -68,6 +69,38 @@ describe("actor runtime", () => {
     const again = await runtime.send("counter/a", { type: "Add", amount: 5 }, { messageId: "m1" });
     expect(again).toMatchObject({ reply: first.reply, duplicate: true });
     expect(await journal.streamVersion("counter/a")).toBe(2);
+  });
+
+  it("reads nothing before its commit for a command to a cached actor, message id included", async () => {
+    const journal = memoryJournal();
+    const runtime = setup(journal);
+    await runtime.send("counter/a", { type: "Add", amount: 1 });
+    const reads = (["getInbox", "readStream", "latestSnapshot", "streamVersion"] as const).map((name) =>
+      vi.spyOn(journal, name),
+    );
+    await runtime.send("counter/a", { type: "Add", amount: 2 }, { messageId: "m-new" });
+    for (const read of reads) expect(read, read.getMockName()).not.toHaveBeenCalled();
+    // The duplicate check is the commit's inbox row; the stored reply is read only when it conflicts.
+    const again = await runtime.send("counter/a", { type: "Add", amount: 2 }, { messageId: "m-new" });
+    expect(again).toMatchObject({ reply: 3, duplicate: true, version: 2 });
+    expect(reads[0]).toHaveBeenCalledTimes(1);
+  });
+
+  it("answers a repeated message id from the inbox even when decide would now refuse it", async () => {
+    const door = defineActor<{ open: boolean }, { type: "Open" }, { type: "Opened" }>({
+      type: "door",
+      initialState: () => ({ open: false }),
+      evolve: () => ({ open: true }),
+      decide(_command, state) {
+        if (state.open) throw new CommandRejectedError("already open");
+        return { events: [{ type: "Opened" }], reply: "opened" };
+      },
+    });
+    const runtime = createRuntime({ journal: memoryJournal(), actors: [door], clock: new SimulatedClock() });
+    expect(await runtime.send("door/1", { type: "Open" }, { messageId: "open-1" })).toMatchObject({ reply: "opened" });
+    const again = await runtime.send("door/1", { type: "Open" }, { messageId: "open-1" });
+    expect(again).toMatchObject({ reply: "opened", duplicate: true, version: 1 });
+    await expect(runtime.send("door/1", { type: "Open" }, { messageId: "open-2" })).rejects.toThrow("already open");
   });
 
   it("commits nothing when decide refuses, and the actor keeps working", async () => {

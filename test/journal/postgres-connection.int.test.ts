@@ -5,17 +5,10 @@ import type { NewEvent } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import type { PostgresJournal } from "../../src/postgres/journal.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { waitFor } from "../support/wait.js";
 
 /** PostgreSQL-only behaviour: concurrent migrations, LISTEN/NOTIFY across instances, dropped connections. */
 const service = await probePostgres();
-
-const waitFor = async (check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> => {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 const wake = (journal: PostgresJournal, what: string, timeoutMs = 3_000): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -60,10 +53,10 @@ describe.skipIf(!service.available)(
       const journals = [open(), open(), open(), open()];
       await Promise.all(journals.map((j) => j.migrate()));
       const applied = await admin.query(`SELECT version FROM "${schema}".oncely_schema_migrations`);
-      expect(applied.rows).toEqual([{ version: 1 }]);
+      expect(applied.rows).toEqual([{ version: 1 }, { version: 2 }]);
       await Promise.all(journals.map((j) => j.migrate()));
       expect((await admin.query(`SELECT count(*)::int AS n FROM "${schema}".oncely_schema_migrations`)).rows[0].n).toBe(
-        1,
+        2,
       );
     });
 

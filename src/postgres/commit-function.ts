@@ -1,0 +1,221 @@
+import type { Tables } from "./tables.js";
+
+/**
+ * The server-side half of group commit: `oncely_commit(commits text[], channel text)` applies a
+ * batch of commits (each one JSON text, see `commit-batch.ts`) in ONE statement. Called outside an
+ * explicit transaction, the call and its COMMIT are one round trip and one WAL flush for the batch.
+ *
+ * Each commit runs in its own BEGIN ... EXCEPTION block (a subtransaction): a version conflict,
+ * a duplicate inbox message id, a checkpoint conflict, a value the server refuses (a NUL byte in
+ * JSON text) or any other error rolls back THAT commit only and becomes its result; the others
+ * land. Every commit is even parsed inside its block, so one unparsable commit fails alone.
+ *
+ * Appends are guarded twice, as before: the stream's current version is read and compared with
+ * the expected one, and a writer committing concurrently is caught by the primary key on
+ * (stream, version) (we wait for it, then fail). Without an expected version that race is
+ * answered `retry`, and the commit goes again in the next batch. A commit with an expected
+ * version and no events is checked against the version its statement reads: a writer appending
+ * concurrently is ordered after it, which is serializable because such a commit writes nothing
+ * the appender's decision read (only outbox/inbox/checkpoint rows; the same inbox key conflicts).
+ *
+ * An item `{"update": ...}` is instead one lease-held outbox update (see outbox.ts), answered
+ * {"status": new status or null when the lease was not held}, so that a dispatcher's writes join
+ * the same batches as the commits.
+ *
+ * Results, one JSON text per commit: {"version", "inserted": [[id, seq]...]} or {"conflict":
+ * actual} or {"checkpoint": actual} or {"duplicate": true} or {"invalid": message} or {"retry":
+ * message} or {"error": message, "code": sqlstate}. A NOTIFY is sent (delivered at COMMIT) only
+ * when some commit inserted a row that was not handed over, i.e. not inserted already leased.
+ */
+export const commitFunctionSql = (t: Tables): string => `
+CREATE OR REPLACE FUNCTION ${t.commitFunction}(p_commits text[], p_channel text) RETURNS text[]
+LANGUAGE plpgsql AS $oncely$
+DECLARE
+  v_results text[] := ARRAY[]::text[];
+  v_raw text;
+  c jsonb;
+  v_stream text;
+  v_expected integer;
+  v_current integer;
+  v_events integer;
+  v_now bigint;
+  v_inserted jsonb;
+  v_unleased bigint;
+  v_notify boolean := false;
+  v_cp jsonb;
+  v_moved integer;
+  v_actual integer;
+  v_doc jsonb;
+  v_constraint text;
+  v_message text;
+  v_u jsonb;
+  v_status text;
+BEGIN
+  FOREACH v_raw IN ARRAY p_commits LOOP
+    v_stream := NULL;
+    v_expected := NULL;
+    BEGIN
+      c := v_raw::jsonb;
+      IF c ? 'update' THEN
+      -- A lease-held outbox update (a dispatcher recording an attempt), batched like a commit.
+      v_u := c->'update';
+      UPDATE ${t.outbox} SET
+        status = coalesce(v_u->>'status', status),
+        attempts = coalesce((v_u->>'attempts')::integer, attempts),
+        not_before = coalesce((v_u->>'not_before')::bigint, not_before),
+        last_error = CASE WHEN v_u ? 'last_error' THEN v_u->>'last_error' ELSE last_error END,
+        outcome = CASE WHEN v_u ? 'outcome' THEN v_u->>'outcome' ELSE outcome END,
+        result = CASE WHEN v_u ? 'result' THEN v_u->'result' ELSE result END,
+        lease_owner = CASE WHEN (v_u->>'release')::boolean THEN NULL ELSE lease_owner END,
+        lease_until = CASE WHEN (v_u->>'release')::boolean THEN NULL ELSE lease_until END,
+        updated_at = (v_u->>'now')::bigint
+      WHERE id = v_u->>'id' AND (v_u->>'owner' IS NULL OR lease_owner = v_u->>'owner') AND status <> 'done'
+      RETURNING status INTO v_status;
+      v_notify := v_notify OR coalesce(v_status IN ('pending', 'resolving'), false)
+        OR (v_status IS NOT NULL AND (v_u->>'force')::boolean);
+      v_results := v_results || jsonb_build_object('status', v_status)::text;
+      ELSE
+      v_stream := c->>'stream';
+      v_expected := (c->>'expected')::integer;
+      v_now := (c->>'now')::bigint;
+      v_events := jsonb_array_length(c->'events');
+      v_current := 0;
+      v_moved := 1;
+      IF v_stream IS NOT NULL THEN
+        SELECT coalesce(max(e.version), 0) INTO v_current FROM ${t.events} e WHERE e.stream = v_stream;
+        IF v_expected IS NOT NULL AND v_expected <> v_current THEN
+          RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = jsonb_build_object('conflict', v_current)::text;
+        END IF;
+        IF v_events > 0 THEN
+          INSERT INTO ${t.events}
+            (stream, version, event_id, type, data, causation_id, correlation_id, recorded_at, schema_version)
+          SELECT v_stream, v_current + x.ord, x.v->>'event_id', x.v->>'type', x.v->'data', x.v->>'causation_id',
+            x.v->>'correlation_id', v_now, (x.v->>'schema_version')::integer
+          FROM jsonb_array_elements(c->'events') WITH ORDINALITY AS x(v, ord)
+          ORDER BY x.ord;
+        END IF;
+        IF c->'snapshot' IS NOT NULL THEN
+          INSERT INTO ${t.snapshots} (stream, version, schema_version, state, taken_at)
+          VALUES (v_stream, (c#>>'{snapshot,version}')::integer, (c#>>'{snapshot,schema_version}')::integer,
+            c#>'{snapshot,state}', v_now)
+          ON CONFLICT (stream) DO UPDATE SET version = excluded.version, schema_version = excluded.schema_version,
+            state = excluded.state, taken_at = excluded.taken_at;
+        END IF;
+      END IF;
+      IF c->'inbox' IS NOT NULL THEN
+        INSERT INTO ${t.inbox} (consumer, message_id, reply, recorded_at)
+        VALUES (c#>>'{inbox,consumer}', c#>>'{inbox,message_id}', c#>'{inbox,reply}', v_now);
+      END IF;
+      v_cp := c->'checkpoint';
+      IF v_cp IS NOT NULL THEN
+        IF v_cp->'expected' IS NULL THEN
+          INSERT INTO ${t.checkpoints} (consumer, source, version, updated_at)
+          VALUES (v_cp->>'consumer', v_cp->>'source', (v_cp->>'version')::integer, v_now)
+          ON CONFLICT (consumer, source) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at;
+        ELSIF (v_cp->>'expected')::integer = 0 THEN
+          INSERT INTO ${t.checkpoints} AS cp (consumer, source, version, updated_at)
+          VALUES (v_cp->>'consumer', v_cp->>'source', (v_cp->>'version')::integer, v_now)
+          ON CONFLICT (consumer, source) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at
+          WHERE cp.version = 0;
+          GET DIAGNOSTICS v_moved = ROW_COUNT;
+        ELSE
+          UPDATE ${t.checkpoints} SET version = (v_cp->>'version')::integer, updated_at = v_now
+          WHERE consumer = v_cp->>'consumer' AND source = v_cp->>'source'
+            AND version = (v_cp->>'expected')::integer;
+          GET DIAGNOSTICS v_moved = ROW_COUNT;
+        END IF;
+        IF v_moved = 0 THEN
+          -- A concurrent writer of the same checkpoint held its row lock; we waited and re-checked.
+          SELECT coalesce(max(k.version), 0) INTO v_actual FROM ${t.checkpoints} k
+          WHERE k.consumer = v_cp->>'consumer' AND k.source = v_cp->>'source';
+          RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = jsonb_build_object('checkpoint', v_actual)::text;
+        END IF;
+      END IF;
+      -- Each part only when the commit has it: an empty statement still costs its execution.
+      v_inserted := '[]'::jsonb;
+      v_unleased := 0;
+      IF jsonb_array_length(c->'outbox') > 0 THEN
+      -- ORDER BY ord: seq is drawn in that order, so rows of one commit keep the caller's order.
+      WITH ins AS (
+        INSERT INTO ${t.outbox} AS ob (id, category, kind, stream, payload, status, attempts, not_before, lease_owner,
+          lease_until, result, created_at, updated_at)
+        SELECT x.v->>'id', x.v->>'category', x.v->>'kind', x.v->>'stream', x.v->'payload', 'pending',
+          (x.v->>'attempts')::integer, (x.v->>'not_before')::bigint, x.v->>'lease_owner', (x.v->>'lease_until')::bigint,
+          x.v->'result', v_now, v_now
+        FROM jsonb_array_elements(c->'outbox') WITH ORDINALITY AS x(v, ord)
+        ORDER BY x.ord
+        ON CONFLICT (id) DO NOTHING
+        RETURNING ob.id, ob.seq, ob.lease_owner)
+      SELECT coalesce(jsonb_agg(jsonb_build_array(ins.id, ins.seq) ORDER BY ins.seq), '[]'::jsonb),
+        count(*) FILTER (WHERE ins.lease_owner IS NULL)
+      INTO v_inserted, v_unleased FROM ins;
+      END IF;
+      IF jsonb_array_length(c->'done') > 0 THEN
+      UPDATE ${t.outbox} o SET status = 'done', outcome = x.v->>'outcome', result = x.v->'result',
+        lease_owner = NULL, lease_until = NULL, updated_at = v_now
+      FROM jsonb_array_elements(c->'done') AS x(v)
+      WHERE o.id = x.v->>'id' AND o.status <> 'done';
+      END IF;
+      IF jsonb_array_length(c->'park') > 0 THEN
+      INSERT INTO ${t.parked} (consumer, source, version, message, parked_at)
+      SELECT x.v->>'consumer', x.v->>'source', (x.v->>'version')::integer, x.v->'message', v_now
+      FROM jsonb_array_elements(c->'park') AS x(v)
+      ON CONFLICT DO NOTHING;
+      END IF;
+      IF jsonb_array_length(c->'unpark') > 0 THEN
+      DELETE FROM ${t.parked} p USING jsonb_array_elements(c->'unpark') AS x(v)
+      WHERE p.consumer = x.v->>'consumer' AND p.source = x.v->>'source' AND p.version = (x.v->>'version')::integer;
+      END IF;
+      IF jsonb_array_length(c->'dead') > 0 THEN
+      INSERT INTO ${t.deadLetters}
+        (id, consumer, message_id, payload, error, stack, attempts, first_failed_at, last_failed_at, status)
+      SELECT x.v->>'id', x.v->>'consumer', x.v->>'message_id', x.v->'payload', x.v->>'error', x.v->>'stack',
+        (x.v->>'attempts')::integer, (x.v->>'first_failed_at')::bigint, (x.v->>'last_failed_at')::bigint, 'open'
+      FROM jsonb_array_elements(c->'dead') AS x(v)
+      ON CONFLICT (id) DO NOTHING;
+      END IF;
+      -- In order: a commit may upsert and then delete the same document.
+      FOR v_doc IN SELECT x.v FROM jsonb_array_elements(c->'docs') WITH ORDINALITY AS x(v, ord) ORDER BY x.ord LOOP
+        IF (v_doc->>'delete')::boolean THEN
+          DELETE FROM ${t.documents} WHERE collection = v_doc->>'collection' AND id = v_doc->>'id';
+        ELSE
+          INSERT INTO ${t.documents} (collection, id, doc, updated_at)
+          VALUES (v_doc->>'collection', v_doc->>'id', v_doc->'doc', v_now)
+          ON CONFLICT (collection, id) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at;
+        END IF;
+      END LOOP;
+      v_notify := v_notify OR v_unleased > 0;
+      v_results := v_results || jsonb_build_object('version', v_current + v_events, 'inserted', v_inserted)::text;
+      END IF;
+    EXCEPTION
+      WHEN SQLSTATE 'OC001' THEN
+        v_results := v_results || SQLERRM;
+      WHEN unique_violation THEN
+        GET STACKED DIAGNOSTICS v_constraint = CONSTRAINT_NAME, v_message = MESSAGE_TEXT;
+        IF v_constraint = 'events_pkey' AND v_expected IS NULL THEN
+          v_results := v_results || jsonb_build_object('retry', v_message)::text;
+        ELSIF v_constraint = 'events_pkey' THEN
+          -- Another writer appended concurrently; we waited for it, so its version is visible now.
+          SELECT coalesce(max(e.version), 0) INTO v_actual FROM ${t.events} e WHERE e.stream = v_stream;
+          v_results := v_results || jsonb_build_object('conflict', v_actual)::text;
+        ELSIF v_constraint = 'events_event_id_key' THEN
+          v_results := v_results || jsonb_build_object('invalid', v_message)::text;
+        ELSIF v_constraint = 'inbox_pkey' THEN
+          v_results := v_results || jsonb_build_object('duplicate', true)::text;
+        ELSE
+          v_results := v_results || jsonb_build_object('error', v_message, 'code', SQLSTATE,
+            'constraint', v_constraint)::text;
+        END IF;
+      WHEN deadlock_detected OR serialization_failure THEN
+        v_results := v_results || jsonb_build_object('retry', SQLERRM, 'code', SQLSTATE)::text;
+      WHEN OTHERS THEN
+        v_results := v_results || jsonb_build_object('error', SQLERRM, 'code', SQLSTATE)::text;
+    END;
+  END LOOP;
+  IF v_notify THEN
+    PERFORM pg_notify(p_channel, '');
+  END IF;
+  RETURN v_results;
+END
+$oncely$;
+`;

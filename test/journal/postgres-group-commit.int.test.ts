@@ -1,0 +1,143 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DuplicateMessageError, StorageUnavailableError } from "../../src/core/errors.js";
+import type { Commit } from "../../src/journal/types.js";
+import { postgresJournal } from "../../src/postgres/index.js";
+import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { waitFor } from "../support/wait.js";
+
+/**
+ * Group commit on PostgreSQL where only a real server can show it: many commits in one call of
+ * the batch function, and the connection lost while a batch is in flight.
+ */
+const service = await probePostgres();
+/** Commits submitted in one turn of the event loop leave together in the next. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe.skipIf(!service.available)(
+  `postgres group commit${service.available ? "" : ` (skipped: ${service.reason})`}`,
+  () => {
+    let schema = "";
+    let drop: () => Promise<void> = async () => {};
+    beforeAll(async () => {
+      ({ schema, drop } = await freshPgSchema("pg_group_commit"));
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      await journal.migrate();
+      await journal.close();
+    });
+    afterAll(async () => drop());
+
+    /** Hold an inbox key in an open transaction: a commit recording the same key waits for it. */
+    const holdInboxKey = async (consumer: string, messageId: string) => {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query("BEGIN");
+      await client.query(
+        `INSERT INTO "${schema}".inbox (consumer, message_id, reply, recorded_at) VALUES ($1, $2, 'null', 0)`,
+        [consumer, messageId],
+      );
+      return async () => {
+        await client.query("ROLLBACK");
+        await client.end();
+      };
+    };
+    const blocker = (key: string): Commit => ({ inbox: { consumer: "lock", messageId: key, reply: null }, now: 1 });
+    const order = (n: number): Commit => ({
+      stream: `order/${n}`,
+      expectedVersion: 0,
+      events: [{ eventId: `placed-${n}-${Math.random()}`, type: "Placed", data: { n } }],
+      outbox: [
+        { id: `charge-${n}`, category: "effect", kind: "charge", stream: `order/${n}`, payload: { n }, notBefore: 1 },
+      ],
+      inbox: { consumer: `order/${n}`, messageId: `place-${n}`, reply: { ok: n } },
+      now: 1,
+    });
+
+    it("loses every commit of a batch to a connection lost mid-batch; each retry with its own message id lands once", async () => {
+      const name = `oncely-test-group-${process.pid}-${Date.now()}`;
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 2, application_name: name });
+      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
+      const releaseFirst = await holdInboxKey("lock", "first");
+      const releaseSecond = await holdInboxKey("lock", "second");
+      try {
+        // Batch 1 waits on the first key; meanwhile the orders queue up behind it as batch 2,
+        // whose last commit waits on the second key, so batch 2 is in flight when its backend dies.
+        const first = journal.commit(blocker("first"));
+        await nextTurn(); // batch 1 leaves with the blocker alone
+        const orders = [1, 2, 3, 4, 5].map((n) => journal.commit(order(n)));
+        const second = journal.commit(blocker("second"));
+        const settled = Promise.allSettled([...orders, second]);
+        await releaseFirst();
+        await first;
+        const admin = new pg.Client({ connectionString: PG_URL });
+        await admin.connect();
+        try {
+          await waitFor(
+            async () => {
+              const r = await admin.query(
+                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+               WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%oncely_commit%'`,
+                [name],
+              );
+              return (r.rowCount ?? 0) > 0;
+            },
+            "batch 2 to wait on the second key",
+            10_000,
+          );
+        } finally {
+          await admin.end();
+        }
+        const outcomes = await settled;
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe("rejected");
+          expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
+        }
+        expect(journal.groupCommitStats.largest).toBe(6);
+        await releaseSecond();
+        // The batch was rolled back with its connection: nothing of it landed.
+        for (const n of [1, 2, 3, 4, 5]) expect(await journal.streamVersion(`order/${n}`)).toBe(0);
+        // Each caller retries with its own message id, exactly as after any ambiguous commit.
+        const retried = await Promise.all([1, 2, 3, 4, 5].map((n) => journal.commit(order(n))));
+        expect(retried.map((r) => r.version)).toEqual([1, 1, 1, 1, 1]);
+        // A retry of a commit that landed (here: at the version it reached) is answered by the inbox.
+        const again = await Promise.allSettled(
+          [1, 2, 3, 4, 5].map((n) => journal.commit({ ...order(n), expectedVersion: 1 })),
+        );
+        for (const outcome of again) {
+          expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateMessageError);
+        }
+        for (const n of [1, 2, 3, 4, 5]) {
+          expect(await journal.streamVersion(`order/${n}`)).toBe(1);
+          expect(await journal.getOutbox(`charge-${n}`)).toMatchObject({ status: "pending" });
+        }
+      } finally {
+        await releaseSecond().catch(() => {});
+        await journal.close();
+        await pool.end();
+      }
+    });
+
+    it("applies a batch of many commits in one statement, each with its own result", async () => {
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      try {
+        const release = await holdInboxKey("lock", "third");
+        const first = journal.commit(blocker("third"));
+        await nextTurn();
+        const many = Array.from({ length: 40 }, (_, i) => journal.commit(order(100 + i)));
+        const dup = journal.commit({
+          ...order(200),
+          inbox: { consumer: "order/100", messageId: "place-100", reply: 0 },
+        });
+        await release();
+        await first;
+        const results = await Promise.all(many);
+        expect(results.every((r) => r.version === 1 && r.inserted?.length === 1)).toBe(true);
+        await expect(dup).rejects.toBeInstanceOf(DuplicateMessageError);
+        expect(journal.groupCommitStats.largest).toBe(41);
+        expect(journal.groupCommitStats.batches).toBe(2);
+      } finally {
+        await journal.close();
+      }
+    });
+  },
+);
