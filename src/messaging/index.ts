@@ -51,6 +51,7 @@ export {
   brokerMessageId,
   type Keyring,
   keyring,
+  MIN_SECRET_BYTES,
   type RejectionReason,
   type Signer,
   type SigningKey,
@@ -76,3 +77,4 @@ export {
   type InProcessTransportOptions,
   inProcessTransport,
 } from "./transports/in-process.js";
+export { RoutedTransport, type RoutedTransportOptions } from "./transports/routed.js";
