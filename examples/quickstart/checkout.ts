@@ -13,8 +13,8 @@ import {
   effectStatusAfter,
   failed,
   succeeded,
-} from "../../src/index.js";
-import { memoryJournal } from "../../src/testing/index.js";
+} from "oncely";
+import { memoryJournal } from "oncely/testing";
 
 interface Checkout {
   amount: number | null;

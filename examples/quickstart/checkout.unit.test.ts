@@ -1,5 +1,5 @@
+import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
-import { given } from "../../src/testing/index.js";
 import { checkout, main } from "./checkout.js";
 
 describe("quickstart (quoted in the README)", () => {

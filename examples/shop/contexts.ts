@@ -1,29 +1,32 @@
-import type { Registry } from "prom-client";
-import type { AnyActor } from "../../src/core/actor.js";
+import type { AnyActor, Journal, Runtime, Signer, Subscription, Transport } from "oncely";
 import {
   type Clock,
+  Consumer,
+  DeadLetters,
+  type Envelope,
+  envelopeFromOutbox,
+  type Faults,
+  GAP_ALERTS,
+  type GapAlert,
+  type GapDecision,
+  type GapInfo,
   type IdGenerator,
+  type InProcessFaultKnobs,
+  InProcessTransport,
+  type Logger,
+  type MessagingMetrics,
+  messagingMetrics,
+  noFaults,
   type Random,
+  Relay,
   randomIds,
+  silentLogger,
+  subjectFor,
   systemClock,
   systemRandom,
-} from "../../src/core/clock.js";
-import { type Faults, noFaults } from "../../src/core/faults.js";
-import { type Logger, silentLogger } from "../../src/core/logger.js";
-import type { Runtime } from "../../src/core/runtime.js";
-import type { Journal } from "../../src/journal/types.js";
-import { Consumer } from "../../src/messaging/consumer.js";
-import { DeadLetters } from "../../src/messaging/dead-letters.js";
-import { type Envelope, envelopeFromOutbox } from "../../src/messaging/envelope.js";
-import { GAP_ALERTS, type GapAlert, type GapDecision, type GapInfo } from "../../src/messaging/gaps.js";
-import { type MessagingMetrics, messagingMetrics } from "../../src/messaging/metrics.js";
-import { Relay } from "../../src/messaging/relay.js";
-import type { Signer } from "../../src/messaging/signing.js";
-import { subjectFor } from "../../src/messaging/subjects.js";
-import type { Subscription, Transport } from "../../src/messaging/transport.js";
-import { type InProcessFaultKnobs, InProcessTransport } from "../../src/messaging/transports/in-process.js";
-import { connectNats } from "../../src/nats/connection.js";
-import { NatsTransport } from "../../src/nats/transport.js";
+} from "oncely";
+import { connectNats, NatsTransport } from "oncely/nats";
+import type { Registry } from "prom-client";
 import { FULFILLMENT_CONSUMES, fulfillment } from "./fulfillment/process.js";
 import { SHOP_STREAM, SHOP_SUBJECT_PREFIX, SHOP_SUBJECTS } from "./integration/events.js";
 import { devShopKeys, type ShopKeys, shopSigner, shopVerifier } from "./integration/keys.js";

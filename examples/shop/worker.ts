@@ -1,5 +1,5 @@
+import { faultsFromEnv } from "oncely";
 import { pino } from "pino";
-import { faultsFromEnv } from "../../src/core/faults.js";
 import { loadShopEnv, ShopConfigError } from "./config.js";
 import { shopOptionsFromEnv, startShop } from "./service/shop.js";
 

@@ -1,7 +1,6 @@
+import type { Envelope } from "oncely";
+import { signerFor, subjectFor } from "oncely";
 import { describe, expect, it } from "vitest";
-import type { Envelope } from "../../../src/messaging/envelope.js";
-import { signerFor } from "../../../src/messaging/signing.js";
-import { subjectFor } from "../../../src/messaging/subjects.js";
 import { eventIds, SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys } from "../integration/keys.js";
 import type { OrderState } from "../ordering/state.js";

@@ -1,9 +1,7 @@
+import type { ActorDefinition, Decision, EffectOutcome, Envelope, Typed } from "oncely";
+import { CommandRejectedError } from "oncely";
+import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
-import type { ActorDefinition } from "../../../src/core/actor.js";
-import type { Decision, EffectOutcome, Typed } from "../../../src/core/decider.js";
-import { CommandRejectedError } from "../../../src/core/errors.js";
-import type { Envelope } from "../../../src/messaging/envelope.js";
-import { given } from "../../../src/testing/decider-spec.js";
 import { fulfillment, startShippingId } from "../fulfillment/process.js";
 import { devShopKeys, shopSigner } from "../integration/keys.js";
 import { paymentActor, paymentRoute } from "../payment/actor.js";

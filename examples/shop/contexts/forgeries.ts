@@ -1,4 +1,4 @@
-import type { Envelope } from "../../../src/messaging/envelope.js";
+import type { Envelope } from "oncely";
 import { eventIds } from "../integration/events.js";
 
 /**

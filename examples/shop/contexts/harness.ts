@@ -1,13 +1,14 @@
+import type { Consumer, EffectOutcome, Journal, Typed } from "oncely";
+import {
+  createRuntime,
+  type Envelope,
+  envelopeFromOutbox,
+  InProcessTransport,
+  type Runtime,
+  sequentialIds,
+} from "oncely";
+import { memoryJournal, SimulatedClock } from "oncely/testing";
 import { Registry } from "prom-client";
-import { sequentialIds } from "../../../src/core/clock.js";
-import type { EffectOutcome, Typed } from "../../../src/core/decider.js";
-import { createRuntime, type Runtime } from "../../../src/core/runtime.js";
-import { memoryJournal } from "../../../src/journal/memory.js";
-import type { Journal } from "../../../src/journal/types.js";
-import type { Consumer } from "../../../src/messaging/consumer.js";
-import { type Envelope, envelopeFromOutbox } from "../../../src/messaging/envelope.js";
-import { InProcessTransport } from "../../../src/messaging/transports/in-process.js";
-import { SimulatedClock } from "../../../src/testing/clock.js";
 import { createShopContexts, SHOP_ACTORS, type ShopContexts } from "../contexts.js";
 import type { PlaceOrder } from "../ordering/commands.js";
 import { shipmentAddress, warehouseMessageId } from "../shipping/actor.js";

@@ -1,7 +1,6 @@
 import fc from "fast-check";
+import type { Consumer, Envelope } from "oncely";
 import { describe, expect, it } from "vitest";
-import type { Consumer } from "../../../src/messaging/consumer.js";
-import type { Envelope } from "../../../src/messaging/envelope.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
 import { orderFacts } from "../views/order-views.js";

@@ -1,14 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Delivery, Journal } from "oncely";
+import { type DeadLetterPayload, DeadLetters, type Envelope, encodeEnvelope, signerFor, subjectFor } from "oncely";
+import { sqliteJournal } from "oncely/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Journal } from "../../../src/journal/types.js";
-import { type DeadLetterPayload, DeadLetters } from "../../../src/messaging/dead-letters.js";
-import { type Envelope, encodeEnvelope } from "../../../src/messaging/envelope.js";
-import { signerFor } from "../../../src/messaging/signing.js";
-import { subjectFor } from "../../../src/messaging/subjects.js";
-import type { Delivery } from "../../../src/messaging/transport.js";
-import { sqliteJournal } from "../../../src/sqlite/index.js";
 import { pgSubjects } from "../../../test/journal/pg-subject.js";
 import { freshPgSchema, probePostgres } from "../../../test/support/services.js";
 import { devShopKeys } from "../integration/keys.js";

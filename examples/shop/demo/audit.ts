@@ -1,4 +1,4 @@
-import { parseAddress } from "../../../src/core/address.js";
+import { parseAddress } from "oncely";
 import { EFFECT_FACTS, type EffectFact, effectKey, effectOfKey } from "../ordering/effects.js";
 import { EVENT_STAGE, FACT_STREAM, type Stage, type Via } from "../ordering/events.js";
 import type { SentEmail } from "../providers/email/server.js";

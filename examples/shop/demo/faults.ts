@@ -1,5 +1,4 @@
-import type { Random } from "../../../src/core/clock.js";
-import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
+import type { InProcessFaultKnobs, Random } from "oncely";
 import type { EmailFaults } from "../providers/email/server.js";
 import type { PaymentFaults } from "../providers/payment/server.js";
 import type { WarehouseFaults } from "../providers/warehouse/server.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { type Random, seededRandom } from "oncely";
 import pg from "pg";
-import { type Random, seededRandom } from "../../../src/core/clock.js";
 import { resetShopStream } from "../contexts.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";

@@ -1,6 +1,6 @@
+import type { RunContext } from "oncely";
+import { IdempotencyKeyReusedError } from "oncely";
 import { afterEach, describe, expect, it } from "vitest";
-import { IdempotencyKeyReusedError } from "../../../src/core/errors.js";
-import type { RunContext } from "../../../src/effects/types.js";
 import type { PaymentInput } from "../ordering/effects.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";

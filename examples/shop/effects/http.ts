@@ -1,7 +1,6 @@
+import type { EffectPolicy, LookupResult, RunResult } from "oncely";
+import { failed, IdempotencyKeyReusedError, notFound, RetryableError, succeeded } from "oncely";
 import type { z } from "zod";
-import { IdempotencyKeyReusedError, RetryableError } from "../../../src/core/errors.js";
-import type { EffectPolicy, LookupResult, RunResult } from "../../../src/effects/types.js";
-import { failed, notFound, succeeded } from "../../../src/effects/types.js";
 
 /**
  * What the three HTTP effect handlers share: one POST with the effect's key as

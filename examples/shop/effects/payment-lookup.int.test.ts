@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
+import { IdempotencyKeyReusedError } from "oncely";
 import { afterEach, describe, expect, it } from "vitest";
-import { IdempotencyKeyReusedError } from "../../../src/core/errors.js";
 import { startShop } from "../service/shop.js";
 import { createPaymentHandler } from "./payment-handler.js";
 

@@ -1,7 +1,6 @@
+import type { EffectHandler } from "oncely";
+import { IdempotencyKeyReusedError, succeeded } from "oncely";
 import { z } from "zod";
-import { IdempotencyKeyReusedError } from "../../../src/core/errors.js";
-import type { EffectHandler } from "../../../src/effects/types.js";
-import { succeeded } from "../../../src/effects/types.js";
 import { EFFECT_KINDS, type PicklistInput, type PicklistResult } from "../ordering/effects.js";
 import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
 

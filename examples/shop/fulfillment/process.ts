@@ -1,5 +1,5 @@
-import type { Envelope } from "../../../src/messaging/envelope.js";
-import { defineProcessManager } from "../../../src/messaging/process-manager.js";
+import type { Envelope } from "oncely";
+import { defineProcessManager } from "oncely";
 import { payloadOf } from "../integration/events.js";
 import { orderIdOf } from "../integration/order-id.js";
 import { type StartShipping, shipmentAddress } from "../shipping/actor.js";

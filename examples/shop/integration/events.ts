@@ -1,6 +1,6 @@
+import type { Envelope } from "oncely";
+import { InvalidInputError } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../src/core/errors.js";
-import type { Envelope } from "../../../src/messaging/envelope.js";
 import { orderIdSchema } from "./order-id.js";
 
 /**

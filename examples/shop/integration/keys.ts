@@ -1,14 +1,6 @@
 import { createHmac } from "node:crypto";
+import { type Keyring, keyring, MIN_SECRET_BYTES, type Signer, signerFor, type Verifier, verifierFor } from "oncely";
 import { z } from "zod";
-import {
-  type Keyring,
-  keyring,
-  MIN_SECRET_BYTES,
-  type Signer,
-  signerFor,
-  type Verifier,
-  verifierFor,
-} from "../../../src/messaging/signing.js";
 import { SHOP_SUBJECT_PREFIX } from "./events.js";
 import { jsonVariable } from "./json-variable.js";
 

@@ -1,7 +1,6 @@
+import type { Transport } from "oncely";
+import { InvalidInputError, RoutedTransport } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../src/core/errors.js";
-import type { Transport } from "../../../src/messaging/transport.js";
-import { RoutedTransport } from "../../../src/messaging/transports/routed.js";
 import { SHOP_SUBJECT_PREFIX } from "./events.js";
 import { jsonVariable } from "./json-variable.js";
 import { SIGNING_CONTEXTS } from "./keys.js";

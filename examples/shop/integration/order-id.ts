@@ -1,6 +1,6 @@
+import type { Envelope } from "oncely";
+import { InvalidInputError } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../src/core/errors.js";
-import type { Envelope } from "../../../src/messaging/envelope.js";
 
 /**
  * The shop's order id format, the same over HTTP and on the bus. Order ids are `ord_` + hex in

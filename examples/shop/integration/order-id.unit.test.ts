@@ -1,12 +1,14 @@
+import {
+  Consumer,
+  DeadLetters,
+  type Envelope,
+  encodeEnvelope,
+  InvalidInputError,
+  messagingMetrics,
+  sequentialIds,
+} from "oncely";
+import { memoryJournal, SimulatedClock } from "oncely/testing";
 import { describe, expect, it } from "vitest";
-import { sequentialIds } from "../../../src/core/clock.js";
-import { InvalidInputError } from "../../../src/core/errors.js";
-import { memoryJournal } from "../../../src/journal/memory.js";
-import { Consumer } from "../../../src/messaging/consumer.js";
-import { DeadLetters } from "../../../src/messaging/dead-letters.js";
-import { type Envelope, encodeEnvelope } from "../../../src/messaging/envelope.js";
-import { messagingMetrics } from "../../../src/messaging/metrics.js";
-import { SimulatedClock } from "../../../src/testing/clock.js";
 import { fulfillment } from "../fulfillment/process.js";
 import { orderingRoute } from "../ordering/integration.js";
 import { paymentRoute } from "../payment/actor.js";

@@ -1,4 +1,4 @@
-import { defineActor } from "../../../src/core/actor.js";
+import { defineActor } from "oncely";
 import { type OrderCommand, parseOrderCommand } from "./commands.js";
 import { decide } from "./decide.js";
 import type { OrderEvent } from "./events.js";

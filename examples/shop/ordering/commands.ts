@@ -1,5 +1,5 @@
+import { InvalidInputError } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../src/core/errors.js";
 import type { IntegrationCommand } from "./integration.js";
 
 /**

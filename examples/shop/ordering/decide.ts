@@ -1,6 +1,5 @@
-import type { DecideContext, Decision, EffectOutcome, EffectRequest } from "../../../src/core/decider.js";
-import { CommandRejectedError } from "../../../src/core/errors.js";
-import { isFinalStatus } from "../../../src/effects/status.js";
+import type { DecideContext, Decision, EffectOutcome, EffectRequest } from "oncely";
+import { CommandRejectedError, isFinalStatus } from "oncely";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
 import { type OrderCommand, orderAmount, type PlaceOrder } from "./commands.js";
 import {

@@ -1,8 +1,7 @@
 import fc from "fast-check";
+import type { DecideContext, EffectOutcome, EffectStatus } from "oncely";
+import { CommandRejectedError } from "oncely";
 import { describe, expect, it } from "vitest";
-import type { DecideContext, EffectOutcome } from "../../../src/core/decider.js";
-import { CommandRejectedError } from "../../../src/core/errors.js";
-import type { EffectStatus } from "../../../src/effects/types.js";
 import { orderActor } from "./actor.js";
 import type { OrderCommand, PlaceOrder } from "./commands.js";
 import { attemptKey, EFFECT_FACTS, type EffectFact, effectOfKey, MAX_MAIL_ATTEMPTS } from "./effects.js";

@@ -1,7 +1,7 @@
+import type { EffectOutcome } from "oncely";
+import { CommandRejectedError, InvalidInputError } from "oncely";
+import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
-import type { EffectOutcome } from "../../../src/core/decider.js";
-import { CommandRejectedError, InvalidInputError } from "../../../src/core/errors.js";
-import { given } from "../../../src/testing/decider-spec.js";
 import { orderActor } from "./actor.js";
 import { type PlaceOrder, parseOrderCommand } from "./commands.js";
 import { MAX_MAIL_ATTEMPTS } from "./effects.js";

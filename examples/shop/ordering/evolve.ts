@@ -1,4 +1,4 @@
-import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
+import { effectStatusAfter, isFinalStatus } from "oncely";
 import { EVENT_STAGE, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent, type Stage } from "./events.js";
 import { type EffectFactState, type MailState, mailNotRequested, type OrderState } from "./state.js";
 

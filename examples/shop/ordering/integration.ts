@@ -1,4 +1,4 @@
-import type { CommandHandler } from "../../../src/messaging/handlers.js";
+import type { CommandHandler } from "oncely";
 import { payloadOf } from "../integration/events.js";
 import { orderIdOf } from "../integration/order-id.js";
 

@@ -1,4 +1,4 @@
-import type { EffectStatus } from "../../../src/effects/types.js";
+import type { EffectStatus } from "oncely";
 import type { OrderLine } from "./events.js";
 
 /**

@@ -1,9 +1,5 @@
-import { defineActor } from "../../../src/core/actor.js";
-import type { DecideContext, Decision, EffectOutcome, PublishRequest } from "../../../src/core/decider.js";
-import { CommandRejectedError } from "../../../src/core/errors.js";
-import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
-import type { EffectStatus } from "../../../src/effects/types.js";
-import type { CommandHandler } from "../../../src/messaging/handlers.js";
+import type { CommandHandler, DecideContext, Decision, EffectOutcome, EffectStatus, PublishRequest } from "oncely";
+import { CommandRejectedError, defineActor, effectStatusAfter, isFinalStatus } from "oncely";
 import { eventIds, type PayloadOf, payloadOf, SOURCES } from "../integration/events.js";
 import { EFFECT_KINDS, effectKey, type PaymentInput } from "../ordering/effects.js";
 

@@ -1,4 +1,4 @@
-import { faultsFromEnv } from "../../../src/core/faults.js";
+import { faultsFromEnv } from "oncely";
 import { startShop } from "../service/shop.js";
 import { cellOrders, driveOrders } from "./drive.js";
 

@@ -1,4 +1,4 @@
-import type { Runtime } from "../../../src/core/runtime.js";
+import type { Runtime } from "oncely";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
 

@@ -1,11 +1,9 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import type { Journal } from "oncely";
+import { ArmableFaults, type FaultPoint, openJournal, Runtime } from "oncely";
 import pg from "pg";
-import { openJournal } from "../../../src/cli/open-journal.js";
-import { ArmableFaults, type FaultPoint } from "../../../src/core/faults.js";
-import { Runtime } from "../../../src/core/runtime.js";
-import type { Journal } from "../../../src/journal/types.js";
 import { type AuditReport, audit, type Ledgers } from "../demo/audit.js";
 import { freePort } from "../demo/worker-process.js";
 import { orderActor } from "../ordering/actor.js";

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SimulatedClock } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../../src/testing/clock.js";
 import { SIGNATURE_HEADER, verifyWebhookSignature } from "./shared/webhook-signature.js";
 import { get, post } from "./test-http.js";
 import {

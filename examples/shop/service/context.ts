@@ -1,10 +1,5 @@
-import type { Clock, IdGenerator } from "../../../src/core/clock.js";
-import { InvalidInputError } from "../../../src/core/errors.js";
-import type { Logger } from "../../../src/core/logger.js";
-import type { Runtime } from "../../../src/core/runtime.js";
-import type { Dispatcher } from "../../../src/effects/dispatcher.js";
-import type { Reconciliation } from "../../../src/effects/reconciliation.js";
-import type { Journal } from "../../../src/journal/types.js";
+import type { Clock, Dispatcher, IdGenerator, Journal, Logger, Reconciliation, Runtime } from "oncely";
+import { InvalidInputError } from "oncely";
 import type { ShopContexts } from "../contexts.js";
 import { orderIdSchema } from "../integration/order-id.js";
 import type { OrderState } from "../ordering/state.js";

@@ -1,13 +1,14 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import type { Logger } from "oncely";
 import {
   CommandRejectedError,
+  EffectNotFoundError,
+  EffectNotSettleableError,
   IdempotencyKeyReusedError,
   InvalidInputError,
   NotRegisteredError,
   RetryableError,
-} from "../../../src/core/errors.js";
-import type { Logger } from "../../../src/core/logger.js";
-import { EffectNotFoundError, EffectNotSettleableError } from "../../../src/effects/errors.js";
+} from "oncely";
 
 /**
  * The one place that turns errors into HTTP answers. Every error body has the same shape,

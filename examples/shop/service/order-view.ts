@@ -1,6 +1,5 @@
-import { parseAddress } from "../../../src/core/address.js";
-import type { EffectStatus } from "../../../src/effects/types.js";
-import type { EventRecord, Journal } from "../../../src/journal/types.js";
+import type { EffectStatus, EventRecord, Journal } from "oncely";
+import { parseAddress } from "oncely";
 import { EVENT_STAGE, FACT_STREAM, type Via } from "../ordering/events.js";
 import type { EffectFactState, OrderState } from "../ordering/state.js";
 import { attentionReasons, deriveStatus, type OrderStatus } from "../ordering/status.js";

@@ -1,20 +1,24 @@
 import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import type { EffectPolicy, InProcessFaultKnobs, Journal, Transport } from "oncely";
+import {
+  type Clock,
+  Dispatcher,
+  type Faults,
+  type IdGenerator,
+  InboxRetention,
+  type Logger,
+  noFaults,
+  OutboxRetention,
+  openJournal,
+  Reconciliation,
+  Runtime,
+  randomIds,
+  silentLogger,
+  systemClock,
+} from "oncely";
 import { Registry } from "prom-client";
-import { openJournal } from "../../../src/cli/open-journal.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../../../src/core/clock.js";
-import { type Faults, noFaults } from "../../../src/core/faults.js";
-import { type Logger, silentLogger } from "../../../src/core/logger.js";
-import { Runtime } from "../../../src/core/runtime.js";
-import { Dispatcher } from "../../../src/effects/dispatcher.js";
-import { Reconciliation } from "../../../src/effects/reconciliation.js";
-import type { EffectPolicy } from "../../../src/effects/types.js";
-import type { Journal } from "../../../src/journal/types.js";
-import { InboxRetention } from "../../../src/messaging/inbox-retention.js";
-import { OutboxRetention } from "../../../src/messaging/outbox-retention.js";
-import type { Transport } from "../../../src/messaging/transport.js";
-import type { InProcessFaultKnobs } from "../../../src/messaging/transports/in-process.js";
 import type { ShopEnv } from "../config.js";
 import {
   createShopContexts,

@@ -1,6 +1,5 @@
+import { InvalidInputError, unstorableReason } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../src/core/errors.js";
-import { unstorableReason } from "../../../src/core/storable-text.js";
 
 /**
  * The bounds of the shop's HTTP API, in one place. Everything a client sends passes here before it

@@ -1,8 +1,5 @@
-import { defineActor } from "../../../src/core/actor.js";
-import type { DecideContext, Decision, EffectOutcome, PublishRequest } from "../../../src/core/decider.js";
-import { CommandRejectedError } from "../../../src/core/errors.js";
-import { effectStatusAfter, isFinalStatus } from "../../../src/effects/status.js";
-import type { EffectStatus } from "../../../src/effects/types.js";
+import type { DecideContext, Decision, EffectOutcome, EffectStatus, PublishRequest } from "oncely";
+import { CommandRejectedError, defineActor, effectStatusAfter, isFinalStatus } from "oncely";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
 import { attemptKey, EFFECT_KINDS, type PicklistInput } from "../ordering/effects.js";
 

@@ -1,9 +1,6 @@
 import cliProgress from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
-import { COVERAGE_KINDS, coverageOf } from "../../../src/testing/simulation/coverage.js";
-import { runSeeds, type SeedsReport } from "../../../src/testing/simulation/run-seeds.js";
-import { simulate } from "../../../src/testing/simulation/simulate.js";
-import { parseSteps } from "../../../src/testing/simulation/steps.js";
+import { COVERAGE_KINDS, coverageOf, parseSteps, runSeeds, type SeedsReport, simulate } from "oncely/testing";
 import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
 
 /**

@@ -1,7 +1,6 @@
+import { FAULT_POINTS } from "oncely";
+import { COVERAGE_KINDS, coverageOf, runSeeds, type SeedsReport } from "oncely/testing";
 import { describe, expect, it } from "vitest";
-import { FAULT_POINTS } from "../../../src/core/faults.js";
-import { COVERAGE_KINDS, coverageOf } from "../../../src/testing/simulation/coverage.js";
-import { runSeeds, type SeedsReport } from "../../../src/testing/simulation/run-seeds.js";
 import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
 
 /**

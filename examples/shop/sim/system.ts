@@ -1,20 +1,18 @@
+import type { Consumer } from "oncely";
+import {
+  Dispatcher,
+  type Envelope,
+  encodeEnvelope,
+  failed,
+  parseAddress,
+  type Random,
+  Relay,
+  sequentialIds,
+  succeeded,
+} from "oncely";
+import type { Invariant, SimCommand, SimEnv, SimulationSystem, SimWorker } from "oncely/testing";
+import { SimulatedProvider, simulatedTransport } from "oncely/testing";
 import { Registry } from "prom-client";
-import { parseAddress } from "../../../src/core/address.js";
-import { type Random, sequentialIds } from "../../../src/core/clock.js";
-import { Dispatcher } from "../../../src/effects/dispatcher.js";
-import { failed, succeeded } from "../../../src/effects/types.js";
-import type { Consumer } from "../../../src/messaging/consumer.js";
-import { type Envelope, encodeEnvelope } from "../../../src/messaging/envelope.js";
-import { Relay } from "../../../src/messaging/relay.js";
-import { SimulatedProvider } from "../../../src/testing/simulation/provider.js";
-import { simulatedTransport } from "../../../src/testing/simulation/transport.js";
-import type {
-  Invariant,
-  SimCommand,
-  SimEnv,
-  SimulationSystem,
-  SimWorker,
-} from "../../../src/testing/simulation/world.js";
 import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";

@@ -1,7 +1,5 @@
-import type { Journal } from "../../../src/journal/types.js";
-import type { Envelope } from "../../../src/messaging/envelope.js";
-import { derived, monotonic } from "../../../src/messaging/facts.js";
-import { defineProjection } from "../../../src/messaging/projection.js";
+import type { Envelope, Journal } from "oncely";
+import { defineProjection, derived, monotonic } from "oncely";
 import { isIntegrationEventType, payloadOf, SOURCE_RANK } from "../integration/events.js";
 import { orderIdOf } from "../integration/order-id.js";
 

@@ -1,5 +1,5 @@
+import type { Random } from "oncely";
 import { z } from "zod";
-import type { Random } from "../../../../src/core/clock.js";
 
 /**
  * Fault knobs shared by every fake provider. All of them are driven by one seeded random per

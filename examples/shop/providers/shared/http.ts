@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Clock } from "oncely";
 import { z } from "zod";
-import type { Clock } from "../../../../src/core/clock.js";
 import type { BaseFaults, FaultPlan, FaultSettings } from "./faults.js";
 
 /** One problem with a request, naming the field (`amount`, `lines.0.quantity`, `Idempotency-Key`). */

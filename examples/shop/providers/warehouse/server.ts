@@ -1,5 +1,5 @@
+import { type Clock, type IdGenerator, seededRandom, systemClock } from "oncely";
 import { z } from "zod";
-import { type Clock, type IdGenerator, seededRandom, systemClock } from "../../../../src/core/clock.js";
 import { baseFaultsShape, drawFaults, FaultSettings, noBaseFaults } from "../shared/faults.js";
 import {
   badRequest,

@@ -1,10 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import type { EffectStatus, Settlement } from "oncely";
+import { EffectNotFoundError, InvalidInputError, listEffects, settlementSchema } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../../src/core/errors.js";
-import { EffectNotFoundError } from "../../../../src/effects/errors.js";
-import { settlementSchema } from "../../../../src/effects/reconciliation.js";
-import type { EffectStatus, Settlement } from "../../../../src/effects/types.js";
-import { listEffects } from "../../../../src/effects/view.js";
 import { EFFECT_KINDS } from "../../ordering/effects.js";
 import { listOrders, ORDER_STATUSES, type ShopContext } from "../context.js";
 

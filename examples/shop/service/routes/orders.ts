@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { IdempotencyKeyReusedError, InvalidInputError } from "oncely";
 import { z } from "zod";
-import { IdempotencyKeyReusedError, InvalidInputError } from "../../../../src/core/errors.js";
 import { type PlaceOrder, parseOrderCommand } from "../../ordering/commands.js";
 import type { OrderState } from "../../ordering/state.js";
 import { readOrderView } from "../../views/order-views.js";

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { InvalidInputError } from "oncely";
 import { z } from "zod";
-import { InvalidInputError } from "../../../../src/core/errors.js";
 import {
   DEFAULT_WEBHOOK_TOLERANCE_MS,
   SIGNATURE_HEADER,
