@@ -1,6 +1,26 @@
-import { DuplicateMessageError, toError } from "../core/errors.js";
-import type { Consumer } from "./consumer.js";
+import { DuplicateMessageError, toError } from "../base/errors.js";
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import type { Journal } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";
+import type { MessagingMetrics } from "./metrics.js";
+
+/**
+ * What the monitor needs of its sequenced consumer. An interface of its own, so that this file
+ * does not import consumer.ts (which imports this one): `Consumer` satisfies it.
+ */
+export interface GapHost {
+  readonly name: string;
+  readonly journal: Journal;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: MessagingMetrics;
+  /** Release what is parked for `source` up to the next gap. */
+  release(source: string): Promise<unknown>;
+  /** Move the checkpoint past the open gap of `source` (recorded), then release. */
+  skipGap(source: string): Promise<unknown>;
+  handle(envelope: Envelope): Promise<unknown>;
+}
 
 /** Documents collection holding gap alerts (queryable with `journal.listDocuments`). */
 export const GAP_ALERTS = "oncely.gap-alerts";
@@ -49,7 +69,7 @@ export type ReconcileHook = (gap: GapInfo) => Promise<GapDecision> | GapDecision
  */
 export class GapMonitor {
   constructor(
-    private readonly consumer: Consumer,
+    private readonly consumer: GapHost,
     private readonly options: { timeoutMs: number; reconcile: ReconcileHook | undefined },
   ) {}
 
