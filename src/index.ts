@@ -8,6 +8,27 @@
  * `openJournal(url)` imports the one back end its URL names when called.
  */
 
+export {
+  CheckpointConflictError,
+  CommandRejectedError,
+  DuplicateMessageError,
+  IdempotencyKeyReusedError,
+  InvalidInputError,
+  isRetryable,
+  MessageConflictError,
+  NotRegisteredError,
+  OncelyError,
+  OperationInProgressError,
+  RetriesExhaustedError,
+  RetryableError,
+  StorageUnavailableError,
+  TerminalError,
+  TerminalStorageError,
+  toError,
+  UnhandledEventError,
+  VersionConflictError,
+} from "./base/errors.js";
+export { isStorableText, unstorableReason } from "./base/storable-text.js";
 // Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
 export { openJournal } from "./cli/open-journal.js";
 // Actors and the runtime
@@ -34,26 +55,6 @@ export type {
   Typed,
 } from "./core/decider.js";
 export {
-  CheckpointConflictError,
-  CommandRejectedError,
-  DuplicateMessageError,
-  IdempotencyKeyReusedError,
-  InvalidInputError,
-  isRetryable,
-  MessageConflictError,
-  NotRegisteredError,
-  OncelyError,
-  OperationInProgressError,
-  RetriesExhaustedError,
-  RetryableError,
-  StorageUnavailableError,
-  TerminalError,
-  TerminalStorageError,
-  toError,
-  UnhandledEventError,
-  VersionConflictError,
-} from "./core/errors.js";
-export {
   ArmableFaults,
   FAULT_POINTS,
   type FaultAction,
@@ -65,7 +66,6 @@ export {
 export { type Logger, silentLogger } from "./core/logger.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
-export { isStorableText, unstorableReason } from "./core/storable-text.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The journal contract (back ends implement it)

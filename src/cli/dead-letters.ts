@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError } from "../base/errors.js";
 import type { DeadLetterRecord, Journal } from "../journal/types.js";
 
 const statusSchema = z.enum(["open", "replayed", "discarded"]);

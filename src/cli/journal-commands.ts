@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { InvalidInputError } from "../base/errors.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { InvalidInputError } from "../core/errors.js";
 import type { Journal } from "../journal/types.js";
 import { pruneInbox } from "../messaging/inbox-retention.js";
 import { pruneOutbox } from "../messaging/outbox-retention.js";

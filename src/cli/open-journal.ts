@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError } from "../base/errors.js";
 import { MemoryJournal } from "../journal/memory.js";
 import type { Journal } from "../journal/types.js";
 

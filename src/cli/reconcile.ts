@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError } from "../base/errors.js";
 import { Reconciliation } from "../effects/reconciliation.js";
 import type { EffectStatus, EffectView, Settlement } from "../effects/types.js";
 import { listEffects } from "../effects/view.js";

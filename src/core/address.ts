@@ -1,4 +1,4 @@
-import { InvalidInputError } from "./errors.js";
+import { InvalidInputError } from "../base/errors.js";
 
 /** Actors are addressed `type/id`; the address is also the name of the actor's event stream. */
 export interface Address {

@@ -1,4 +1,4 @@
-import { InjectedFault } from "./errors.js";
+import { InjectedFault } from "../base/errors.js";
 
 /**
  * Named fault points at every persistence boundary. They are inert unless a test arms them,

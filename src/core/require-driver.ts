@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { OncelyError } from "./errors.js";
+import { OncelyError } from "../base/errors.js";
 
 /** The database and broker clients oncely's back ends use; optional peer dependencies of the package. */
 export type DriverName = "pg" | "better-sqlite3" | "@nats-io/jetstream" | "@nats-io/transport-node";

@@ -1,3 +1,10 @@
+import {
+  DuplicateMessageError,
+  NotRegisteredError,
+  RetriesExhaustedError,
+  VersionConflictError,
+} from "../base/errors.js";
+import { assertStorableText } from "../base/storable-text.js";
 import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import type { AnyActor } from "./actor.js";
@@ -11,13 +18,11 @@ import {
   outcomeMessageId,
   type Typed,
 } from "./decider.js";
-import { DuplicateMessageError, NotRegisteredError, RetriesExhaustedError, VersionConflictError } from "./errors.js";
 import { type Faults, noFaults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { recover } from "./recovery.js";
-import { assertStorableText } from "./storable-text.js";
 
 export interface RuntimeOptions {
   journal: Journal;

@@ -1,6 +1,6 @@
+import { InjectedFault } from "../base/errors.js";
 import type { Clock, Random } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
-import { InjectedFault } from "../core/errors.js";
 import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
+import { InvalidInputError } from "../base/errors.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
-import { InvalidInputError } from "../core/errors.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import { type Logger, silentLogger } from "../core/logger.js";

@@ -1,4 +1,4 @@
-import { RetryableError, TerminalError } from "../core/errors.js";
+import { RetryableError, TerminalError } from "../base/errors.js";
 
 /** No effect (outbox row of category `effect`) exists under a key. */
 export class EffectNotFoundError extends TerminalError {

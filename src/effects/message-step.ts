@@ -1,5 +1,5 @@
+import { CommandRejectedError, InvalidInputError } from "../base/errors.js";
 import type { EffectOutcome, Typed } from "../core/decider.js";
-import { CommandRejectedError, InvalidInputError } from "../core/errors.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";

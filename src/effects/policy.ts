@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError } from "../base/errors.js";
 import type { Backoff, EffectPolicy } from "./types.js";
 
 /**

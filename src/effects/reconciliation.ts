@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { InvalidInputError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { InvalidInputError } from "../core/errors.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal } from "../journal/types.js";
 import { EffectNotFoundError, EffectNotSettleableError } from "./errors.js";

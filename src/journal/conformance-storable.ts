@@ -1,4 +1,4 @@
-import { TerminalStorageError } from "../core/errors.js";
+import { TerminalStorageError } from "../base/errors.js";
 import type { ConformanceTestApi } from "./conformance-api.js";
 import type { Commit, Journal, NewDeadLetter } from "./types.js";
 

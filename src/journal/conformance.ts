@@ -3,7 +3,7 @@ import {
   DuplicateMessageError,
   InvalidInputError,
   VersionConflictError,
-} from "../core/errors.js";
+} from "../base/errors.js";
 import type { ConformanceTestApi } from "./conformance-api.js";
 import { storableTextConformance } from "./conformance-storable.js";
 import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";

@@ -3,7 +3,7 @@ import {
   DuplicateMessageError,
   InvalidInputError,
   VersionConflictError,
-} from "../core/errors.js";
+} from "../base/errors.js";
 import { encodeCommit } from "./encode.js";
 import { pruneBatchSize } from "./prune.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";

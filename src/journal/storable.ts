@@ -1,5 +1,5 @@
-import { TerminalStorageError } from "../core/errors.js";
-import { escapeUnstorable, isStorableText, unstorableReason } from "../core/storable-text.js";
+import { TerminalStorageError } from "../base/errors.js";
+import { escapeUnstorable, isStorableText, unstorableReason } from "../base/storable-text.js";
 import type { EncodedCommit } from "./encode.js";
 import type { DeadLetterRecord } from "./types.js";
 
@@ -9,7 +9,7 @@ import type { DeadLetterRecord } from "./types.js";
  * PostgreSQL:
  *
  * - Events, snapshots, outbox rows, inbox rows, checkpoints, parked messages and documents must
- *   hold only storable text (no NUL, no unpaired surrogate, see `src/core/storable-text.ts`).
+ *   hold only storable text (no NUL, no unpaired surrogate, see `src/base/storable-text.ts`).
  *   Anything else fails the commit with `TerminalStorageError`, nothing written: no retry helps.
  * - Dead letters store ANY text, faithfully: a message that cannot be handled must always be
  *   able to leave its consumer. Unstorable text is escaped in the columns (readable, filterable)

@@ -1,4 +1,4 @@
-import { MessageConflictError, UnhandledEventError } from "../core/errors.js";
+import { MessageConflictError, UnhandledEventError } from "../base/errors.js";
 import { requestHash } from "../effects/operations/canonical.js";
 import type { InboxRecord } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";

@@ -1,4 +1,3 @@
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
@@ -10,12 +9,13 @@ import {
   StorageUnavailableError,
   toError,
   UnhandledEventError,
-} from "../core/errors.js";
+} from "../base/errors.js";
+import { storableId } from "../base/storable-text.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
-import { storableId } from "../core/storable-text.js";
 import type { Commit, Journal } from "../journal/types.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";

@@ -1,5 +1,5 @@
+import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { InvalidInputError, NotRegisteredError } from "../core/errors.js";
 import type { DeadLetterFilter, DeadLetterRecord, Journal } from "../journal/types.js";
 import type { DeadLetterReason } from "./conflicts.js";
 import type { Consumer } from "./consumer.js";

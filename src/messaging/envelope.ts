@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { InvalidInputError } from "../core/errors.js";
-import { isStorableText, unstorableStrings } from "../core/storable-text.js";
+import { InvalidInputError } from "../base/errors.js";
+import { isStorableText, unstorableStrings } from "../base/storable-text.js";
 import type { OutboxRow } from "../journal/types.js";
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidInputError, TerminalError } from "../core/errors.js";
+import { InvalidInputError, TerminalError } from "../base/errors.js";
 
 /**
  * Independent facts with monotonic transitions (seed 2: keep `PaymentStatus` and `ShippingStatus`

@@ -1,4 +1,4 @@
-import { positiveMs, RETENTION_DEFAULTS } from "../core/defaults.js";
+import { positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
 import type { Journal } from "../journal/types.js";
 import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
 

@@ -1,5 +1,5 @@
-import { DEFAULT_REDELIVERY_WINDOW_MS, positiveInteger, positiveMs, RETENTION_DEFAULTS } from "../core/defaults.js";
-import { InvalidInputError } from "../core/errors.js";
+import { DEFAULT_REDELIVERY_WINDOW_MS, positiveInteger, positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
+import { InvalidInputError } from "../base/errors.js";
 import type { Journal } from "../journal/types.js";
 import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
 

@@ -1,5 +1,5 @@
+import { toError } from "../base/errors.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
-import { toError } from "../core/errors.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal, OutboxRow } from "../journal/types.js";

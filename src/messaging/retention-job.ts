@@ -1,5 +1,5 @@
+import { positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { positiveMs, RETENTION_DEFAULTS } from "../core/defaults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 
 export interface RetentionJobOptions {

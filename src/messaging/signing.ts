@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { InvalidInputError, TerminalError } from "../core/errors.js";
+import { InvalidInputError, TerminalError } from "../base/errors.js";
 import { canonicalJson } from "../effects/operations/canonical.js";
 import type { Envelope } from "./envelope.js";
 import { sourceOfSubject, subjectToken } from "./subjects.js";

@@ -1,5 +1,5 @@
 import type { JetStreamManager } from "@nats-io/jetstream";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError } from "../base/errors.js";
 import { jetStreamClient, natsNode } from "./driver.js";
 
 const { AckPolicy, DeliverPolicy, JetStreamApiError, StorageType } = jetStreamClient;

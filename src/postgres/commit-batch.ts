@@ -3,7 +3,7 @@ import {
   DuplicateMessageError,
   InvalidInputError,
   VersionConflictError,
-} from "../core/errors.js";
+} from "../base/errors.js";
 import {
   appendedRecords,
   type EncodedCommit,

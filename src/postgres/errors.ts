@@ -1,4 +1,4 @@
-import { OncelyError, StorageUnavailableError, TerminalStorageError } from "../core/errors.js";
+import { OncelyError, StorageUnavailableError, TerminalStorageError } from "../base/errors.js";
 
 /** Error codes that mean the connection (not the statement) failed: a retry on a new connection can work. */
 const CONNECTION_CODES = new Set([

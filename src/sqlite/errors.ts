@@ -1,4 +1,4 @@
-import { StorageUnavailableError, TerminalStorageError } from "../core/errors.js";
+import { StorageUnavailableError, TerminalStorageError } from "../base/errors.js";
 
 /**
  * SQLITE_BUSY / SQLITE_LOCKED after the busy timeout and I/O errors can succeed later: they become

@@ -1,8 +1,8 @@
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { parseDuration } from "../../src/cli/duration.js";
 import { registerJournalCommands } from "../../src/cli/journal-commands.js";
-import { InvalidInputError } from "../../src/core/errors.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
+import { CommandRejectedError, RetriesExhaustedError } from "../../src/base/errors.js";
 import { defineActor } from "../../src/core/actor.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { CommandRejectedError, RetriesExhaustedError } from "../../src/core/errors.js";
 import { createRuntime } from "../../src/core/runtime.js";
 import { memoryJournal, StoreFault } from "../../src/journal/memory.js";
 import type { Commit, Journal } from "../../src/journal/types.js";

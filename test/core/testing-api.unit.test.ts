@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CommandRejectedError, InvalidInputError } from "../../src/core/errors.js";
+import { CommandRejectedError, InvalidInputError } from "../../src/base/errors.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 import { given } from "../../src/testing/decider-spec.js";
 import { counter } from "./fixtures/counter.js";

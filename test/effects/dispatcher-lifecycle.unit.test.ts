@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { seededRandom, systemClock } from "../../src/core/clock.js";
-import { InvalidInputError } from "../../src/core/errors.js";
 import { Runtime } from "../../src/core/runtime.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { succeeded } from "../../src/effects/types.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_REDELIVERY_WINDOW_MS } from "../../src/base/defaults.js";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { defineActor } from "../../src/core/actor.js";
-import { DEFAULT_REDELIVERY_WINDOW_MS } from "../../src/core/defaults.js";
-import { InvalidInputError } from "../../src/core/errors.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import type { NewOutboxRow } from "../../src/journal/types.js";
 import { DEFAULT_INBOX_RETENTION_MS, InboxRetention } from "../../src/messaging/inbox-retention.js";

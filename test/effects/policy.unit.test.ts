@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { seededRandom } from "../../src/core/clock.js";
-import { InvalidInputError } from "../../src/core/errors.js";
 import { backoffDelay } from "../../src/effects/backoff.js";
 import { EffectTimeoutError } from "../../src/effects/errors.js";
 import { canonicalJson, requestHash } from "../../src/effects/operations/canonical.js";

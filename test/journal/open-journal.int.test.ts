@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { openJournal } from "../../src/cli/open-journal.js";
-import { InvalidInputError } from "../../src/core/errors.js";
 import type { PostgresJournal } from "../../src/postgres/journal.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { StorageUnavailableError } from "../../src/core/errors.js";
+import { StorageUnavailableError } from "../../src/base/errors.js";
 import type { NewEvent } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import type { PostgresJournal } from "../../src/postgres/journal.js";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DuplicateMessageError, StorageUnavailableError } from "../../src/core/errors.js";
+import { DuplicateMessageError, StorageUnavailableError } from "../../src/base/errors.js";
 import type { Commit } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";

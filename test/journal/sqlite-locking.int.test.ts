@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { StorageUnavailableError } from "../../src/core/errors.js";
+import { StorageUnavailableError } from "../../src/base/errors.js";
 import { sqliteJournal } from "../../src/sqlite/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "oncely-sqlite-locking-"));

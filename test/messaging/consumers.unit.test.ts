@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { MessageConflictError } from "../../src/base/errors.js";
 import { defineActor } from "../../src/core/actor.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { MessageConflictError } from "../../src/core/errors.js";
 import { createRuntime } from "../../src/core/runtime.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { Consumer } from "../../src/messaging/consumer.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { CommandRejectedError } from "../../src/base/errors.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { CommandRejectedError } from "../../src/core/errors.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { Consumer } from "../../src/messaging/consumer.js";
 import { DeadLetters } from "../../src/messaging/dead-letters.js";

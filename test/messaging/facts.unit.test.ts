@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidInputError } from "../../src/core/errors.js";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { parseEnvelope } from "../../src/messaging/envelope.js";
 import { derived, IllegalTransitionError, monotonic } from "../../src/messaging/facts.js";
 import { subjectFor, subjectMatches } from "../../src/messaging/subjects.js";

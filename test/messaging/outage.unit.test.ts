@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { StorageUnavailableError } from "../../src/base/errors.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { StorageUnavailableError } from "../../src/core/errors.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import type { Commit, Journal } from "../../src/journal/types.js";
 import { Consumer } from "../../src/messaging/consumer.js";

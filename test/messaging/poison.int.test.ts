@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { TerminalStorageError } from "../../src/core/errors.js";
+import { TerminalStorageError } from "../../src/base/errors.js";
 import { sqliteJournal } from "../../src/sqlite/index.js";
 import { pgSubjects } from "../journal/pg-subject.js";
 import { freshPgSchema, probePostgres } from "../support/services.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { InvalidInputError, MessageConflictError } from "../../src/base/errors.js";
+import { isStorableText } from "../../src/base/storable-text.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { InvalidInputError, MessageConflictError } from "../../src/core/errors.js";
 import { createRuntime } from "../../src/core/runtime.js";
-import { isStorableText } from "../../src/core/storable-text.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { Consumer } from "../../src/messaging/consumer.js";
 import { type Envelope, parseEnvelope, storableText } from "../../src/messaging/envelope.js";

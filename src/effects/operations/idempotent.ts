@@ -1,5 +1,5 @@
+import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../base/errors.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../../core/clock.js";
-import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../core/errors.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
 import { requestHash } from "./canonical.js";
 import type { OperationOutcome, OperationStore } from "./types.js";

@@ -1,4 +1,4 @@
-import { InvalidInputError } from "../../core/errors.js";
+import { InvalidInputError } from "../../base/errors.js";
 import type { Envelope } from "../envelope.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../transport.js";
 

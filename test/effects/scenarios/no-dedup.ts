@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { InjectedFault, InvalidInputError } from "../../../src/core/errors.js";
+import { InjectedFault, InvalidInputError } from "../../../src/base/errors.js";
 import { EffectNotFoundError, EffectNotSettleableError } from "../../../src/effects/errors.js";
 import { Reconciliation } from "../../../src/effects/reconciliation.js";
 import type { EffectPolicy } from "../../../src/effects/types.js";

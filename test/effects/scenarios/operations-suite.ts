@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { IdempotencyKeyReusedError, OperationInProgressError } from "../../../src/base/errors.js";
 import { sequentialIds } from "../../../src/core/clock.js";
-import { IdempotencyKeyReusedError, OperationInProgressError } from "../../../src/core/errors.js";
 import { IdempotentOperations } from "../../../src/effects/operations/idempotent.js";
 import type { OperationStore } from "../../../src/effects/operations/types.js";
 import { failed, succeeded } from "../../../src/effects/types.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { InjectedFault } from "../../../src/core/errors.js";
+import { InjectedFault } from "../../../src/base/errors.js";
 import type { Journal } from "../../../src/journal/types.js";
 import { FakePaymentProvider, paymentHandler } from "../fixtures/fake-provider.js";
 import type { JournalFactory } from "../fixtures/journals.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { InjectedFault } from "../../../src/core/errors.js";
+import { InjectedFault } from "../../../src/base/errors.js";
 import { Runtime } from "../../../src/core/runtime.js";
 import { succeeded } from "../../../src/effects/types.js";
 import { listEffects } from "../../../src/effects/view.js";
