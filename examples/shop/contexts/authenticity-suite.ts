@@ -1,5 +1,5 @@
 import type { Envelope, Journal } from "oncely";
-import { signerFor, subjectFor } from "oncely";
+import { encodeEnvelope, signerFor, subjectFor } from "oncely";
 import { describe, expect, it } from "vitest";
 import { eventIds, SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys } from "../integration/keys.js";
@@ -64,8 +64,17 @@ async function inWorld(open: () => Promise<OpenedJournal>, body: (w: ShopWorld) 
   }
 }
 
-async function publish(w: ShopWorld, envelopes: Envelope[]): Promise<void> {
-  for (const envelope of envelopes) await w.transport.publish(envelope, subjectFor(SHOP_SUBJECT_PREFIX, envelope));
+/**
+ * Publish as a producer would, under the broker's dedup id; or, `pastDedupWindow`, as a copy
+ * published once the broker's window has passed (SHOP keeps ids 2 minutes), which reaches the
+ * consumers whatever its id.
+ */
+async function publish(w: ShopWorld, envelopes: Envelope[], pastDedupWindow = false): Promise<void> {
+  for (const envelope of envelopes) {
+    const subject = subjectFor(SHOP_SUBJECT_PREFIX, envelope);
+    if (pastDedupWindow) w.transport.publishRaw(subject, encodeEnvelope(envelope));
+    else await w.transport.publish(envelope, subject);
+  }
   await w.transport.idle();
 }
 
@@ -84,55 +93,93 @@ async function expectRejectedByAll(w: ShopWorld, count: number): Promise<void> {
   for (const consumer of consumers) expect(consumer.stats.deadLetters).toBe(count);
 }
 
+/**
+ * A forgery that must change nothing: the orders of `scripts` run the real way, then the forgeries
+ * (made from the real events where they replay one) are published; every store and view is as
+ * before, and every consumer refused every forgery.
+ */
+interface Forgery {
+  finding: string;
+  scripts: OrderScript[];
+  forgeries(real: Envelope[]): Envelope[];
+  pastDedupWindow?: boolean;
+}
+
+/** The real event of `eventId` as the relay signed it. */
+const signedReal = (real: Envelope[], eventId: string): Envelope =>
+  signerFor(keys).sign(real.find((e) => e.eventId === eventId) as Envelope);
+const withPaymentId = (envelope: Envelope, paymentId: string): Envelope => ({
+  ...envelope,
+  payload: { ...(envelope.payload as object), paymentId },
+});
+
+const FORGERIES: Forgery[] = [
+  {
+    finding: "a forged PaymentProcessed for a declined order",
+    scripts: [script("d1", "declined")],
+    forgeries: () => [forgedPaymentProcessed("d1")],
+  },
+  {
+    finding: "a forged PaymentFailed for a charged order",
+    scripts: [script("c1", "paid")],
+    forgeries: () => [forgedPaymentFailed("c1")],
+  },
+  {
+    finding: "a forged OrderPlaced (nobody is charged)",
+    scripts: [],
+    forgeries: () => [forgedOrderPlaced("x1")],
+  },
+  {
+    finding: "forgeries signed with another context's valid key",
+    scripts: [script("d1", "declined"), script("c1", "paid")],
+    forgeries: () => [
+      signedBy("shipping", forgedPaymentProcessed("d1")),
+      signedBy("ordering", forgedPaymentFailed("c1")),
+      signedBy("payment", forgedOrderPlaced("x1")),
+    ],
+  },
+  {
+    // Within the broker's window a copy under the real signature has the real dedup id and is
+    // dropped by the broker; past it, it reaches the consumers, which must refuse it.
+    finding: "a real message replayed with a modified payload, under its own eventId and under a new one",
+    scripts: [script("c1", "paid")],
+    pastDedupWindow: true,
+    forgeries: (real) => {
+      const processed = signedReal(real, eventIds.paymentProcessed("c1"));
+      return [
+        withPaymentId(processed, "pay_X"),
+        { ...withPaymentId(processed, "pay_Y"), eventId: "payment:c1:processed-again" },
+      ];
+    },
+  },
+];
+
 export function authenticitySuite(backEnd: string, open: () => Promise<OpenedJournal>): void {
   describe(`forged integration events on the shop's transport (${backEnd})`, () => {
-    it("a forged PaymentProcessed for a declined order and a forged PaymentFailed for a charged one change nothing", () =>
+    for (const { finding, scripts, forgeries, pastDedupWindow } of FORGERIES) {
+      it(`${finding} is refused by every consumer and changes nothing`, () =>
+        inWorld(open, async (w) => {
+          const real = await produceThroughTransport(w, scripts);
+          const before = await snapshot(w);
+          const forged = forgeries(real);
+          await publish(w, forged, pastDedupWindow);
+          expect(await snapshot(w)).toEqual(before);
+          expect(await w.journal.listStreams("payment/")).toEqual(scripts.map((s) => `payment/${s.orderId}`).sort());
+          await expectRejectedByAll(w, forged.length);
+        }));
+    }
+
+    it("a forged early OrderShipped does not displace the real one, which still lands", () =>
       inWorld(open, async (w) => {
-        const real = await produceThroughTransport(w, [script("d1", "declined"), script("c1", "paid")]);
-        expect(await status(w, "d1")).toBe("payment_failed");
-        expect(await status(w, "c1")).toBe("completed");
-        const before = await snapshot(w);
-
-        const processed = forgedPaymentProcessed("d1");
-        const failed = forgedPaymentFailed("c1");
-        // The real PaymentProcessed of c1 as the relay signed it, replayed with another paymentId.
-        const realProcessed = signerFor(keys).sign(
-          real.find((e) => e.eventId === eventIds.paymentProcessed("c1")) as Envelope,
-        );
-        await publish(w, [
-          processed,
-          signedBy("shipping", processed),
-          failed,
-          signedBy("ordering", failed),
-          {
-            ...realProcessed,
-            eventId: "payment:c1:processed-again",
-            payload: { ...(realProcessed.payload as object), paymentId: "pay_X" },
-          },
-        ]);
-
-        expect(await snapshot(w)).toEqual(before);
-        expect(await status(w, "d1")).toBe("payment_failed");
-        expect(await status(w, "c1")).toBe("completed");
-        await expectRejectedByAll(w, 5);
-      }));
-
-    it("a forged OrderPlaced charges nobody, and a forged early OrderShipped does not displace the real one", () =>
-      inWorld(open, async (w) => {
-        const placed = forgedOrderPlaced("x1");
-        const shipped = forgedEarlyShipment("s1");
-        await publish(w, [placed, signedBy("payment", placed), shipped]);
-        expect(await w.journal.listStreams("payment/")).toEqual([]);
-        expect(await w.journal.listOutbox({})).toEqual([]);
-
+        await publish(w, [forgedEarlyShipment("s1")]);
         await produceThroughTransport(w, [script("s1", "paid")]);
         expect(await status(w, "s1")).toBe("completed");
         const order = (await w.runtime.state<OrderState>("order/s1")).state;
         expect(JSON.stringify(order)).toContain("shp_s1");
-        expect(JSON.stringify(order)).not.toContain("FORGED");
-        expect(JSON.stringify((await snapshot(w)).views)).not.toContain("FORGED");
-        expect(await w.journal.listStreams("payment/")).toEqual(["payment/s1"]);
-        await expectRejectedByAll(w, 3);
+        const all = await snapshot(w);
+        expect(JSON.stringify(all)).not.toContain("FORGED");
+        expect(JSON.stringify(all.views)).toContain("shp_s1");
+        await expectRejectedByAll(w, 1);
       }));
 
     it("a forged event of an unknown type takes no version: the real PaymentProcessed keeps version 1 of the timeline", () =>
