@@ -17,12 +17,12 @@ const failuresOf = (report: SeedsReport) =>
 
 describe("the shop under deterministic simulation", () => {
   it(
-    "the seeded world (providers with and without dedup, small snapshot intervals, relay faults): no violation over 400 seeds; the default budget exercises every coverage kind and fault point",
+    "the seeded world (providers with and without dedup, small snapshot intervals, relay faults): no violation over 150 seeds; the default budget exercises every coverage kind and fault point",
     async () => {
       // Seeds 1..50 at 250 steps are `npm run sim`'s default budget: it must exercise every kind of
       // coverage and fire every fault point, or a bug on that path could pass it unseen.
       const defaultBudget: Record<string, number> = {};
-      const report = await runSeeds(shopSimulation(), { count: 400, steps: 250, totalTimeMs: TOTAL_MS }, (result) => {
+      const report = await runSeeds(shopSimulation(), { count: 150, steps: 250, totalTimeMs: TOTAL_MS }, (result) => {
         if (result.seed > SHOP_SIM_DEFAULTS.seeds) return;
         for (const [name, n] of Object.entries(result.faults)) defaultBudget[name] = (defaultBudget[name] ?? 0) + n;
       });
@@ -38,11 +38,11 @@ describe("the shop under deterministic simulation", () => {
   );
 
   it(
-    "a payment provider with no idempotency, snapshots after every commit: ambiguous charges are never retried blindly, over 400 seeds",
+    "a payment provider with no idempotency, snapshots after every commit: ambiguous charges are never retried blindly, over 150 seeds",
     async () => {
       const report = await runSeeds(shopSimulation({ paymentDedups: false }), {
         first: 1000,
-        count: 400,
+        count: 150,
         steps: 250,
         snapshotEvery: 1,
         totalTimeMs: TOTAL_MS,
@@ -54,11 +54,11 @@ describe("the shop under deterministic simulation", () => {
   );
 
   it(
-    "always-recover mode (every step starts from replay): no violation over 100 seeds",
+    "always-recover mode (every step starts from replay): no violation over 50 seeds",
     async () => {
       const report = await runSeeds(shopSimulation(), {
         first: 2000,
-        count: 100,
+        count: 50,
         steps: 200,
         alwaysRecover: true,
         checkEvery: 25,

@@ -37,13 +37,16 @@ export function unexercised(counts: Record<string, number>): CoverageKind[] {
 /**
  * A journal view that counts snapshot recoveries, lease takeovers and parked releases as the
  * process under simulation goes through them (the invariants' own reads go around it), and
- * reports an outbox update that landed without the lease.
+ * reports an outbox update that landed without the lease, and an effect started again under a
+ * claim taken after its outcome was committed.
  */
 export function observeCoverage(
   journal: Journal,
   count: (name: string) => void,
   violation: (invariant: string, message: string) => void,
 ): Journal {
+  // Claim token -> effect rows it took although their final outcome was already committed.
+  const finishedWhenClaimed = new Map<string, Set<string>>();
   const observed: Partial<Journal> = {
     // Lease fencing, checked from outside: a worker whose lease was taken over (or expired and
     // was claimed again) must not land a write on the row. With a provider that dedups, nothing
@@ -57,6 +60,16 @@ export function observeCoverage(
           `${owner} updated outbox row ${id} while the lease was ${holder === null ? "free" : `held by ${holder}`}`,
         );
       }
+      // An attempt is recorded right before the handler is called. A dispatcher that stalled with
+      // its call in flight is legitimate (its claim predates the outcome); a claim taken after
+      // the outcome's commit means the row was left runnable by that commit: the effect re-runs
+      // at every claim, and only the provider's dedup or a lookup hides it.
+      if (landed && update.attempts !== undefined && finishedWhenClaimed.get(owner)?.has(id)) {
+        violation(
+          "no-rerun-after-outcome",
+          `${owner} started effect ${id} again (attempt ${update.attempts}) under a claim taken after its outcome was committed`,
+        );
+      }
       return landed;
     },
     async latestSnapshot(stream: string) {
@@ -65,15 +78,23 @@ export function observeCoverage(
       return snapshot;
     },
     async claimOutbox(options: ClaimOptions) {
+      const open = await journal.listOutbox({ status: ["pending", "resolving"] });
       const held = new Map(
-        (await journal.listOutbox({ status: ["pending", "resolving"] }))
-          .filter((row) => row.leaseOwner !== null)
-          .map((row) => [row.id, row.leaseOwner as string]),
+        open.filter((row) => row.leaseOwner !== null).map((row) => [row.id, row.leaseOwner as string]),
       );
+      // Read before the claim, so an outcome committed while the claim runs is not counted.
+      const finished = new Set<string>();
+      for (const row of open) {
+        if (row.category === "effect" && (await journal.getInbox(row.stream, `${row.id}#outcome`)))
+          finished.add(row.id);
+      }
       const rows = await journal.claimOutbox(options);
       for (const row of rows) {
         const before = held.get(row.id);
         if (before !== undefined && processOf(before) !== processOf(options.owner)) count("coverage:lease-takeover");
+        if (finished.has(row.id)) {
+          finishedWhenClaimed.set(options.owner, (finishedWhenClaimed.get(options.owner) ?? new Set()).add(row.id));
+        }
       }
       return rows;
     },
