@@ -20,6 +20,8 @@ export interface PullLoopOptions {
   logger: Logger;
   retryBaseMs: number;
   retryMaxMs: number;
+  /** The durable's `ack_wait`: a message in handling is reported in progress three times per period. */
+  ackWaitMs: number;
 }
 
 /**
@@ -29,7 +31,10 @@ export interface PullLoopOptions {
  * it opens a fresh `consume()` on the same durable, which resumes from the server's ack floor.
  *
  * Failure window: a message handled and committed but whose ack is lost (crash, disconnect) is
- * redelivered after `ack_wait`; the consumer's inbox answers it as a duplicate.
+ * redelivered after `ack_wait`; the consumer's inbox answers it as a duplicate. The messages a
+ * killed process held (handling or buffered) also come back only after `ack_wait`, which is why it
+ * is short and a message still in handling is reported in progress (`working`) meanwhile: a slow
+ * handler's message is not handed to another instance, a dead one's is not held for long.
  */
 export class PullLoop implements Subscription {
   private stopped = false;
@@ -62,6 +67,8 @@ export class PullLoop implements Subscription {
         const consumer = await this.o.js.consumers.get(this.o.stream, this.o.durable);
         const messages = await consumer.consume({ max_messages: Math.max(this.o.concurrency * 2, 10) });
         this.current = messages;
+        // stop() may have run while consume() was being opened: it could not close this one.
+        if (this.stopped) void messages.close();
         void (async () => {
           for await (const s of messages.status()) {
             if (s.type === "heartbeats_missed" && s.count >= 2) void messages.close();
@@ -94,11 +101,23 @@ export class PullLoop implements Subscription {
       maxDeliveries: this.o.maxDeliveries,
     };
     let outcome: DeliveryOutcome;
+    const inProgress = setInterval(
+      () => {
+        try {
+          m.working();
+        } catch {
+          // Connection gone: nothing to extend; the message comes back after ack_wait.
+        }
+      },
+      Math.max(50, Math.floor(this.o.ackWaitMs / 3)),
+    );
     try {
       outcome = await this.o.handler(delivery);
     } catch (error) {
       this.o.logger.warn({ durable: this.o.durable, subject: m.subject, err: error }, "handler threw; nak");
       outcome = { kind: "nak", delayMs: backoffMs(delivery.attempt, this.o.retryBaseMs, this.o.retryMaxMs) };
+    } finally {
+      clearInterval(inProgress);
     }
     try {
       if (outcome.kind === "ack") m.ack();

@@ -10,6 +10,12 @@ import { PullLoop } from "./subscription.js";
 
 const { jetstream, jetstreamManager } = jetStreamClient;
 
+/**
+ * NATS's own default is 30 s: with workers killed every few seconds (the chaos run), each kill left
+ * the messages it held (up to a pull batch per durable) waiting 30 s, and orders took minutes.
+ */
+export const DEFAULT_ACK_WAIT_MS = 5000;
+
 export interface NatsTransportOptions {
   connection: NatsConnection;
   /** Stream name, e.g. `SHOP`. */
@@ -18,7 +24,11 @@ export interface NatsTransportOptions {
   subjects: string[];
   duplicateWindowMs?: number;
   storage?: "file" | "memory";
-  /** Redelivery after this long without ack (default 30 s). */
+  /**
+   * Redelivery after this long without ack or progress report (default 5 s). It bounds how long the
+   * messages of a crashed consumer process wait before another instance gets them; a message still
+   * in handling is reported in progress, so a handler may take longer than this.
+   */
   ackWaitMs?: number;
   maxAckPending?: number;
   publishTimeoutMs?: number;
@@ -85,6 +95,7 @@ export class NatsTransport implements Transport {
   async subscribe(consumerName: string, options: SubscribeOptions, handler: DeliveryHandler): Promise<Subscription> {
     const maxDeliveries = options.maxDeliveries ?? 5;
     const concurrency = options.concurrency ?? 16;
+    const ackWaitMs = this.o.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
     await ensureDurable(this.jsm, {
       stream: this.o.stream,
       name: consumerName,
@@ -93,7 +104,7 @@ export class NatsTransport implements Transport {
       // and acks). A server-side limit would drop a message silently when the dead-letter write
       // itself failed, e.g. while the journal was unreachable.
       maxDeliver: -1,
-      ackWaitMs: this.o.ackWaitMs ?? 30_000,
+      ackWaitMs,
       maxAckPending: this.o.maxAckPending ?? 1000,
     });
     const loop = new PullLoop({
@@ -107,6 +118,7 @@ export class NatsTransport implements Transport {
       logger: this.logger,
       retryBaseMs: this.o.retryBaseMs ?? 200,
       retryMaxMs: this.o.retryMaxMs ?? 30_000,
+      ackWaitMs,
     });
     this.loops.add(loop);
     return {
