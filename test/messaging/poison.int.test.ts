@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TerminalStorageError } from "../../src/base/errors.js";
 import { sqliteJournal } from "../../src/sqlite/index.js";
-import { pgSubjects } from "../journal/pg-subject.js";
-import { freshPgSchema, probePostgres } from "../support/services.js";
+import { onPostgres } from "../journal/pg-subject.js";
 import { poisonSuite } from "./support/poison-suite.js";
 
 const dir = mkdtempSync(join(tmpdir(), "oncely-poison-"));
@@ -18,20 +17,9 @@ poisonSuite("sqlite", async () => {
   return { journal, close: () => journal.close() };
 });
 
-const service = await probePostgres();
-if (!service.available) {
-  describe.skip(`poison messages: postgres (skipped: ${service.reason})`, () => {
-    it("needs PostgreSQL", () => {});
-  });
-} else {
-  const { schema, drop } = await freshPgSchema("poison");
-  const subjects = pgSubjects(schema);
-  afterAll(async () => {
-    await subjects.end();
-    await drop();
-  });
+await onPostgres("poison", `poison messages: postgres`, (factory) => {
   const open = async () => {
-    const { journal, cleanup } = await subjects.factory();
+    const { journal, cleanup } = await factory();
     return { journal, close: cleanup };
   };
   poisonSuite("postgres", open);
@@ -55,4 +43,4 @@ if (!service.available) {
       }
     });
   });
-}
+});

@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqliteJournal } from "oncely/sqlite";
-import { afterAll, describe, it } from "vitest";
-import { pgSubjects } from "../../../test/journal/pg-subject.js";
-import { freshPgSchema, probePostgres } from "../../../test/support/services.js";
+import { afterAll } from "vitest";
+import { onPostgres } from "../../../test/journal/pg-subject.js";
 import { authenticitySuite } from "./authenticity-suite.js";
 
 /** The forged-event scenarios of `authenticity-suite.ts` on the stores the shop runs on. */
@@ -20,17 +19,6 @@ authenticitySuite("sqlite", async () => {
 });
 
 // Under CI=true an unreachable PostgreSQL throws here and fails the file (test/support/services.ts).
-const service = await probePostgres();
-if (!service.available) {
-  describe.skip(`forged integration events on the shop's transport (postgres skipped: ${service.reason})`, () => {
-    it("needs PostgreSQL", () => {});
-  });
-} else {
-  const { schema, drop } = await freshPgSchema("shop_authenticity");
-  const subjects = pgSubjects(schema);
-  afterAll(async () => {
-    await subjects.end();
-    await drop();
-  });
-  authenticitySuite("postgres", subjects.factory);
-}
+await onPostgres("shop_authenticity", `forged integration events on the shop's transport`, (factory) => {
+  authenticitySuite("postgres", factory);
+});

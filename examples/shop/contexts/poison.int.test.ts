@@ -5,8 +5,7 @@ import type { Delivery, Journal } from "oncely";
 import { type DeadLetterPayload, DeadLetters, type Envelope, encodeEnvelope, signerFor, subjectFor } from "oncely";
 import { sqliteJournal } from "oncely/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { pgSubjects } from "../../../test/journal/pg-subject.js";
-import { freshPgSchema, probePostgres } from "../../../test/support/services.js";
+import { onPostgres } from "../../../test/journal/pg-subject.js";
 import { devShopKeys } from "../integration/keys.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
@@ -146,21 +145,10 @@ describe("the shop under a poison flood", () => {
   });
 });
 
-const service = await probePostgres();
-if (!service.available) {
-  describe.skip(`the shop under a poison flood: postgres (skipped: ${service.reason})`, () => {
-    it("needs PostgreSQL", () => {});
-  });
-} else {
-  const { schema, drop } = await freshPgSchema("shop_poison");
-  const subjects = pgSubjects(schema);
-  afterAll(async () => {
-    await subjects.end();
-    await drop();
-  });
+await onPostgres("shop_poison", `the shop under a poison flood: postgres`, (factory) => {
   describe("the shop under a poison flood", () => {
     it("postgres: every poison message is dead-lettered on its first delivery and the next order completes", async () => {
-      const { journal, cleanup } = await subjects.factory();
+      const { journal, cleanup } = await factory();
       try {
         await floodThenOrder(journal);
       } finally {
@@ -168,4 +156,4 @@ if (!service.available) {
       }
     });
   });
-}
+});
