@@ -1,5 +1,6 @@
+import { deadLetterRecord } from "../journal/sql-rows.js";
 import type { DeadLetterFilter, DeadLetterRecord } from "../journal/types.js";
-import { DEAD_LETTER_COLUMNS, deadLetterRecord } from "./rows.js";
+import { DEAD_LETTER_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import { sqlLimit } from "./streams.js";
 import type { Tables } from "./tables.js";

@@ -1,5 +1,6 @@
+import { documentRecord } from "../journal/sql-rows.js";
 import type { DocumentRecord } from "../journal/types.js";
-import { DOCUMENT_COLUMNS, documentRecord } from "./rows.js";
+import { DOCUMENT_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import { sqlLimit } from "./streams.js";
 import type { Tables } from "./tables.js";

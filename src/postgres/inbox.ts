@@ -1,5 +1,6 @@
+import { inboxRecord } from "../journal/sql-rows.js";
 import type { InboxRecord } from "../journal/types.js";
-import { INBOX_COLUMNS, inboxRecord } from "./rows.js";
+import { INBOX_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 

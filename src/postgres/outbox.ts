@@ -1,5 +1,6 @@
+import { outboxRow } from "../journal/sql-rows.js";
 import type { ClaimOptions, OutboxFilter, OutboxRow } from "../journal/types.js";
-import { OUTBOX_COLUMNS, outboxRow } from "./rows.js";
+import { OUTBOX_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import { sqlLimit } from "./streams.js";
 import type { Tables } from "./tables.js";

@@ -1,5 +1,6 @@
+import { parkedRecord } from "../journal/sql-rows.js";
 import type { ParkedRecord } from "../journal/types.js";
-import { PARKED_COLUMNS, parkedRecord } from "./rows.js";
+import { PARKED_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 

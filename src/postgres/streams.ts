@@ -1,5 +1,6 @@
+import { eventRecord, snapshotRecord } from "../journal/sql-rows.js";
 import type { EventRecord, SnapshotRecord } from "../journal/types.js";
-import { EVENT_COLUMNS, eventRecord, SNAPSHOT_COLUMNS, snapshotRecord } from "./rows.js";
+import { EVENT_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 

@@ -1,5 +1,5 @@
+import { deadLetterRecord } from "../journal/sql-rows.js";
 import type { DeadLetterFilter, DeadLetterRecord } from "../journal/types.js";
-import { deadLetterRecord } from "./rows.js";
 import { type Sql, sqliteLimit } from "./sql.js";
 
 export function listDeadLetters(sql: Sql, f: DeadLetterFilter): DeadLetterRecord[] {

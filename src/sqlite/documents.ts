@@ -1,5 +1,5 @@
+import { documentRecord } from "../journal/sql-rows.js";
 import type { DocumentRecord } from "../journal/types.js";
-import { documentRecord } from "./rows.js";
 import { type Sql, sqliteLimit } from "./sql.js";
 
 export function getDocument(sql: Sql, collection: string, id: string): DocumentRecord | undefined {

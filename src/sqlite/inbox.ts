@@ -1,5 +1,5 @@
+import { inboxRecord } from "../journal/sql-rows.js";
 import type { InboxRecord } from "../journal/types.js";
-import { inboxRecord } from "./rows.js";
 import type { Sql } from "./sql.js";
 
 export function getInbox(sql: Sql, consumer: string, messageId: string): InboxRecord | undefined {

@@ -1,5 +1,5 @@
+import { outboxRow } from "../journal/sql-rows.js";
 import type { ClaimOptions, OutboxFilter, OutboxRow, OutboxUpdate } from "../journal/types.js";
-import { outboxRow } from "./rows.js";
 import { type Sql, sqliteLimit } from "./sql.js";
 
 /**

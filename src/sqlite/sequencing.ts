@@ -1,5 +1,5 @@
+import { parkedRecord } from "../journal/sql-rows.js";
 import type { ParkedRecord } from "../journal/types.js";
-import { parkedRecord } from "./rows.js";
 import type { Sql } from "./sql.js";
 
 export function getCheckpoint(sql: Sql, consumer: string, source: string): number {

@@ -1,5 +1,5 @@
+import { eventRecord, snapshotRecord } from "../journal/sql-rows.js";
 import type { EventRecord, SnapshotRecord } from "../journal/types.js";
-import { eventRecord, snapshotRecord } from "./rows.js";
 import { type Sql, sqliteLimit } from "./sql.js";
 
 export function readStream(sql: Sql, stream: string, fromVersion: number, limit: number): EventRecord[] {

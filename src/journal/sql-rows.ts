@@ -1,4 +1,4 @@
-import { restoreDeadLetter } from "../journal/storable.js";
+import { restoreDeadLetter } from "./storable.js";
 import type {
   DeadLetterRecord,
   DocumentRecord,
@@ -7,11 +7,12 @@ import type {
   OutboxRow,
   ParkedRecord,
   SnapshotRecord,
-} from "../journal/types.js";
+} from "./types.js";
 
 /**
- * Column lists and decoders. JSON columns are selected as text and parsed here, and bigint
- * (epoch ms) columns converted with Number, so results do not depend on a pool's type parsers.
+ * Decoders from a SQL back end's rows (snake_case columns, JSON selected as text) to journal
+ * records, shared by SQLite and PostgreSQL. Numbers go through Number: PostgreSQL's driver
+ * returns bigint columns (epoch ms) as strings, SQLite's returns numbers already.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: rows come untyped from the driver
@@ -20,8 +21,6 @@ type Row = any;
 const num = (v: unknown): number => Number(v);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-export const EVENT_COLUMNS =
-  "stream, version, event_id, type, data::text AS data, causation_id, correlation_id, recorded_at, schema_version";
 export const eventRecord = (r: Row): EventRecord => ({
   eventId: r.event_id,
   stream: r.stream,
@@ -34,7 +33,6 @@ export const eventRecord = (r: Row): EventRecord => ({
   schemaVersion: num(r.schema_version),
 });
 
-export const SNAPSHOT_COLUMNS = "stream, version, schema_version, state::text AS state, taken_at";
 export const snapshotRecord = (r: Row): SnapshotRecord => ({
   stream: r.stream,
   version: num(r.version),
@@ -43,9 +41,6 @@ export const snapshotRecord = (r: Row): SnapshotRecord => ({
   takenAt: num(r.taken_at),
 });
 
-/** Unqualified on purpose: usable as `RETURNING` of an UPDATE on the outbox. */
-export const OUTBOX_COLUMNS =
-  "id, seq, category, kind, stream, payload::text AS payload, status, attempts, not_before, lease_owner, lease_until, last_error, outcome, result::text AS result, created_at, updated_at";
 export const outboxRow = (r: Row): OutboxRow => ({
   id: r.id,
   category: r.category,
@@ -65,7 +60,6 @@ export const outboxRow = (r: Row): OutboxRow => ({
   seq: num(r.seq),
 });
 
-export const INBOX_COLUMNS = "consumer, message_id, reply::text AS reply, recorded_at";
 export const inboxRecord = (r: Row): InboxRecord => ({
   consumer: r.consumer,
   messageId: r.message_id,
@@ -73,7 +67,6 @@ export const inboxRecord = (r: Row): InboxRecord => ({
   recordedAt: num(r.recorded_at),
 });
 
-export const PARKED_COLUMNS = "consumer, source, version, message::text AS message, parked_at";
 export const parkedRecord = (r: Row): ParkedRecord => ({
   consumer: r.consumer,
   source: r.source,
@@ -82,8 +75,6 @@ export const parkedRecord = (r: Row): ParkedRecord => ({
   parkedAt: num(r.parked_at),
 });
 
-export const DEAD_LETTER_COLUMNS =
-  "id, consumer, message_id, payload::text AS payload, error, stack, attempts, first_failed_at, last_failed_at, status, resolved_at";
 /** Escaped fields come back as they were committed (see `src/journal/storable.ts`). */
 export const deadLetterRecord = (r: Row): DeadLetterRecord =>
   restoreDeadLetter({
@@ -100,7 +91,6 @@ export const deadLetterRecord = (r: Row): DeadLetterRecord =>
     resolvedAt: numOrNull(r.resolved_at),
   });
 
-export const DOCUMENT_COLUMNS = "collection, id, doc::text AS doc, updated_at";
 export const documentRecord = (r: Row): DocumentRecord => ({
   collection: r.collection,
   id: r.id,
