@@ -134,12 +134,14 @@ export function verifierFor(accepted: Readonly<Record<string, Keyring>>, options
 }
 
 /**
- * The broker's dedup id for an envelope. A signed envelope adds its signature, so that a message
- * forged under a real `eventId` (which a consumer will reject) cannot occupy the broker's dedup
- * slot and make it drop the real event; a republish of the same signed envelope keeps the same id.
+ * The broker's dedup id for an envelope: its `eventId` and a hash of its whole content (signature
+ * included). A republish of the same outbox row has the same content, so the broker drops it; a
+ * message that differs in anything (a forgery under a real `eventId`, a real one with a modified
+ * payload) gets another id, so it can neither take the real event's dedup slot nor be dropped by
+ * the broker without a trace: it reaches the consumers, which refuse it or record the conflict.
  */
 export const brokerMessageId = (envelope: Envelope): string =>
-  envelope.signature === undefined ? envelope.eventId : `${envelope.eventId}#${envelope.signature}`;
+  `${envelope.eventId}#${bodyFingerprint(`${signedContent(envelope)}\n${envelope.signature ?? ""}`)}`;
 
 /** A short stable fingerprint of a body (dead-letter ids of rejected messages). */
 export const bodyFingerprint = (body: string): string =>

@@ -10,6 +10,7 @@ import { messagingMetrics } from "../../src/messaging/metrics.js";
 import { Relay } from "../../src/messaging/relay.js";
 import {
   AuthenticityError,
+  brokerMessageId,
   type Keyring,
   keyring,
   type SigningKey,
@@ -169,6 +170,25 @@ describe("a consumer with a verifier (in-process transport)", () => {
     expect(rows.map((r) => (r.payload as Envelope).eventId)).toEqual([eventId]);
     expect((await journal.getDocument("per-event", eventId))?.doc).toMatchObject({ count: 1, type: "OrderPlaced" });
     expect((await journal.listDeadLetters({ consumer: "count" })).map((l) => l.messageId)).toEqual([eventId]);
+  });
+
+  it("a real event replayed with a modified payload at once is not dropped by the broker's dedup: it is refused", async () => {
+    const { journal, transport, runtime, relay, consumer } = setup();
+    await consumer.subscribe(transport, { subjects: ["shop.>"] });
+    await runtime.send("producer/a", { type: "Record", event: "OrderPlaced" });
+    await relay.drain();
+    await transport.idle();
+    // What the relay published: the outbox row's envelope under the producer's key (HMAC is deterministic).
+    const [row] = await journal.listOutbox({ category: "event" });
+    const real = signerFor({ orders, billing }).sign(row?.payload as Envelope);
+    const modified = { ...real, payload: { n: 666 } };
+    // The same row republished keeps its dedup id; any change gives another one.
+    expect(brokerMessageId({ ...real })).toBe(brokerMessageId(real));
+    expect(brokerMessageId(modified)).not.toBe(brokerMessageId(real));
+    await transport.publish(modified, "shop.orders.OrderPlaced");
+    await transport.idle();
+    expect(consumer.stats.applied).toBe(1);
+    expect(await rejectionCount(consumer, "bad-signature")).toBe(1);
   });
 
   it("a relay without a key for a source publishes nothing and keeps the row, naming the source", async () => {
