@@ -1,10 +1,12 @@
+import { RetryableError, StorageUnavailableError, TerminalError } from "../base/errors.js";
 import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { EffectTimeoutError } from "./errors.js";
 import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
 import { withTimeout } from "./timeout.js";
-import type { EffectHandler, EffectPolicy, LookupResult, RunResult } from "./types.js";
+import type { DefiniteResult, EffectHandler, EffectPolicy, LookupResult, NotPerformed } from "./types.js";
 
 /**
  * One claimed effect row, one step of the protocol. Every decision reads only the row (status,
@@ -84,19 +86,24 @@ async function runStep(
     if (!held) return;
   }
   ctx.stats.runs++;
-  let answer: RunResult | undefined;
+  let answer: DefiniteResult | undefined;
+  let skipped: NotPerformed | undefined;
   let ambiguity = "";
   try {
     const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
       handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
     );
     answer = definiteAnswer(raw);
-    if (!answer) ambiguity = `handler for "${row.kind}" returned no succeeded/failed outcome`;
+    skipped = notPerformedAnswer(raw);
+    if (!answer && !skipped) ambiguity = `handler for "${row.kind}" returned no succeeded/failed/not-performed outcome`;
   } catch (error) {
+    answer = thrownTerminal(error);
+    skipped = thrownNotPerformed(error);
     ambiguity = errorText(error);
   }
   await ctx.faults.hit("dispatch.afterProvider");
   const current = { ...row, attempts: attempt };
+  if (skipped) return retryNotPerformed(ctx, current, started, policy, skipped);
   if (answer) {
     const pending: PendingOutcome =
       answer.outcome === "succeeded"
@@ -116,7 +123,53 @@ async function runStep(
   await goUnknown(ctx, current, started, policy, handler, ambiguity);
 }
 
-function definiteAnswer(raw: unknown): RunResult | undefined {
+/**
+ * The provider asserted it did nothing: run again later with the same key. The attempt still
+ * counts (backoff grows), but `rerunAllowed` keeps it from counting as ambiguous, so a provider
+ * that does not dedup is not sent to Unknown. Failure window: a crash before this write leaves
+ * the attempt recorded as started, which the next dispatcher treats as ambiguous (as any crash).
+ */
+async function retryNotPerformed(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  policy: EffectPolicy,
+  skipped: NotPerformed,
+): Promise<void> {
+  ctx.stats.retried++;
+  const delay = skipped.retryAfterMs ?? backoffDelay(policy.backoff, row.attempts, ctx.random);
+  await writeRow(ctx, row, {
+    status: "pending",
+    notBefore: ctx.clock.now() + Math.max(0, delay),
+    lastError: `not performed: ${skipped.reason}`,
+    result: compactState({ ...state, rerunAllowed: true }),
+  });
+}
+
+function notPerformedAnswer(raw: unknown): NotPerformed | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const r = raw as { outcome?: unknown; reason?: unknown; retryAfterMs?: unknown };
+  if (r.outcome !== "not-performed") return undefined;
+  const retryAfterMs =
+    typeof r.retryAfterMs === "number" && Number.isFinite(r.retryAfterMs) ? r.retryAfterMs : undefined;
+  return { outcome: "not-performed", reason: String(r.reason ?? "not performed"), retryAfterMs };
+}
+
+/** oncely's `TerminalError` thrown by a handler: the provider refused for good. */
+const thrownTerminal = (error: unknown): DefiniteResult | undefined =>
+  error instanceof TerminalError ? { outcome: "failed", reason: errorText(error) } : undefined;
+
+/**
+ * oncely's `RetryableError` thrown by a handler: it asserts nothing happened. Not its subclasses
+ * that say the opposite: a timeout (the provider may still act) and `StorageUnavailableError`
+ * (a write's outcome may be unknown) stay ambiguous.
+ */
+const thrownNotPerformed = (error: unknown): NotPerformed | undefined =>
+  error instanceof RetryableError && !(error instanceof StorageUnavailableError || error instanceof EffectTimeoutError)
+    ? { outcome: "not-performed", reason: errorText(error), retryAfterMs: error.retryAfterMs }
+    : undefined;
+
+function definiteAnswer(raw: unknown): DefiniteResult | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const r = raw as { outcome?: unknown; result?: unknown; reason?: unknown };
   if (r.outcome === "succeeded") return { outcome: "succeeded", result: r.result ?? null };

@@ -19,13 +19,16 @@ export { Reconciliation, type ReconciliationItem, settlementSchema } from "./rec
 export { effectStatusAfter, isFinalStatus, statusOfOutcome } from "./status.js";
 export {
   type Backoff,
+  type DefiniteResult,
   type EffectHandler,
   type EffectPolicy,
   type EffectStatus,
   type EffectView,
   failed,
   type LookupResult,
+  type NotPerformed,
   notFound,
+  notPerformed,
   type RunContext,
   type RunResult,
   type Settlement,
