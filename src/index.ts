@@ -16,6 +16,7 @@ export {
   InvalidInputError,
   isRetryable,
   MessageConflictError,
+  NoDecisionError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,

@@ -78,6 +78,24 @@ export class InvalidInputError extends TerminalError {
 /** A domain rule refused the command (e.g. "order already cancelled"). */
 export class CommandRejectedError extends TerminalError {}
 
+/**
+ * An actor's `decide` returned nothing (undefined or not an object) for a command, usually a
+ * missing `case` (an effect outcome it does not handle). Rejected, never retried: the same
+ * code gives the same answer.
+ */
+export class NoDecisionError extends CommandRejectedError {
+  constructor(
+    readonly actorType: string,
+    readonly address: string,
+    readonly commandType: string,
+  ) {
+    super(
+      `decide of actor "${actorType}" (${address}) returned no decision for command "${commandType}": ` +
+        "return a Decision (e.g. { events: [] }) for every command, or throw CommandRejectedError to refuse it",
+    );
+  }
+}
+
 /** Two requests used one idempotency key with different inputs. */
 export class IdempotencyKeyReusedError extends TerminalError {
   constructor(readonly key: string) {

@@ -1,4 +1,4 @@
-import { RetryableError, StorageUnavailableError, TerminalError } from "../base/errors.js";
+import { CommandRejectedError, RetryableError, StorageUnavailableError, TerminalError } from "../base/errors.js";
 import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
@@ -214,6 +214,7 @@ async function deliverOutcome(
     await ctx.runtime.send(row.stream, command);
   } catch (error) {
     rethrowCrash(error);
+    if (error instanceof CommandRejectedError) return buryRejected(ctx, row, { ...state, pending }, error);
     // The answer is known; keep it on the row so no later pass asks the provider again.
     ctx.logger.warn({ key: row.id, owner: row.stream, err: error }, "recording an effect outcome failed; will retry");
     await writeRow(ctx, row, {
@@ -227,6 +228,32 @@ async function deliverOutcome(
   if (pending.outcome === "succeeded") ctx.stats.completed++;
   else ctx.stats.failed++;
   await ctx.faults.hit("dispatch.outcomeCommitted");
+}
+
+/** Tell the owner; false when it rejected the command (the row is then dead, see `buryRejected`). */
+async function sendToOwner(ctx: StepContext, row: OutboxRow, state: EffectRowState, command: EffectOutcome) {
+  try {
+    await ctx.runtime.send(row.stream, command);
+    return true;
+  } catch (error) {
+    if (!(error instanceof CommandRejectedError)) throw error;
+    await buryRejected(ctx, row, state, error);
+    return false;
+  }
+}
+
+/**
+ * The owner refuses an outcome (e.g. its decide returns nothing for it): the same code refuses it
+ * again, so no retry. The row goes dead, visible with the error, any known answer kept on it.
+ */
+async function buryRejected(ctx: StepContext, row: OutboxRow, state: EffectRowState, error: CommandRejectedError) {
+  ctx.stats.dead++;
+  ctx.logger.error({ key: row.id, owner: row.stream, err: error }, "the owner rejected an effect outcome");
+  await writeRow(ctx, row, {
+    status: "dead",
+    lastError: `owner rejected the outcome: ${errorText(error)}`,
+    result: compactState(state),
+  });
 }
 
 /** Ambiguous and not retryable: tell the owner (an Unknown event) and start resolving by lookup. */
@@ -246,7 +273,7 @@ async function goUnknown(
     error: reason,
     attempt: row.attempts,
   };
-  await ctx.runtime.send(row.stream, unknownCommand);
+  if (!(await sendToOwner(ctx, row, state, unknownCommand))) return;
   ctx.stats.unknown++;
   const unknown: EffectRowState = { ...state, unknownSince: state.unknownSince ?? ctx.clock.now(), lookups: 0 };
   if (!handler.lookup || policy.lookupAttempts === 0) {
@@ -269,7 +296,7 @@ async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState,
     error: reason,
     attempt: row.attempts,
   };
-  await ctx.runtime.send(row.stream, escalation);
+  if (!(await sendToOwner(ctx, row, state, escalation))) return;
   ctx.stats.reconcile++;
   ctx.logger.warn({ key: row.id, kind: row.kind, owner: row.stream, reason }, "effect needs reconciliation");
   await writeRow(ctx, row, {
