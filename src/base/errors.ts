@@ -98,8 +98,12 @@ export class NoDecisionError extends CommandRejectedError {
 
 /** Two requests used one idempotency key with different inputs. */
 export class IdempotencyKeyReusedError extends TerminalError {
-  constructor(readonly key: string) {
-    super(`idempotency key "${key}" was already used with a different request`);
+  constructor(
+    readonly key: string,
+    /** What differs, e.g. `requested by stream "order/2", held by "order/1"`. */
+    readonly detail?: string,
+  ) {
+    super(`idempotency key "${key}" was already used with a different request${detail ? `: ${detail}` : ""}`);
   }
 }
 
