@@ -1,4 +1,10 @@
-import { CommandRejectedError, RetryableError, StorageUnavailableError, TerminalError } from "../base/errors.js";
+import {
+  CommandRejectedError,
+  IdempotencyKeyReusedError,
+  RetryableError,
+  StorageUnavailableError,
+  TerminalError,
+} from "../base/errors.js";
 import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
@@ -155,9 +161,15 @@ function notPerformedAnswer(raw: unknown): NotPerformed | undefined {
   return { outcome: "not-performed", reason: String(r.reason ?? "not performed"), retryAfterMs };
 }
 
-/** oncely's `TerminalError` thrown by a handler: the provider refused for good. */
+/**
+ * oncely's `TerminalError` thrown by a handler: the provider refused for good. Not
+ * `IdempotencyKeyReusedError` (a 409): the key went through before with another body, so the
+ * provider may well have acted; that stays ambiguous, for lookup and reconciliation.
+ */
 const thrownTerminal = (error: unknown): DefiniteResult | undefined =>
-  error instanceof TerminalError ? { outcome: "failed", reason: errorText(error) } : undefined;
+  error instanceof TerminalError && !(error instanceof IdempotencyKeyReusedError)
+    ? { outcome: "failed", reason: errorText(error) }
+    : undefined;
 
 /**
  * oncely's `RetryableError` thrown by a handler: it asserts nothing happened. Not its subclasses

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RetryableError, TerminalError } from "../../src/base/errors.js";
+import { IdempotencyKeyReusedError, RetryableError, TerminalError } from "../../src/base/errors.js";
 import { type EffectHandler, notPerformed, succeeded } from "../../src/effects/types.js";
 import { getEffect } from "../../src/effects/view.js";
 import { memoryJournal } from "../../src/journal/memory.js";
@@ -78,6 +78,17 @@ describe("handler result vocabulary", () => {
     expect(keys).toHaveLength(1);
     expect((await w.stateFromJournal<PaymentState>("order/o1")).payment).toBe("Failed");
     expect(await w.events("order/o1")).toEqual(["PaymentRequested", "PaymentFailed"]);
+  });
+
+  it("a thrown IdempotencyKeyReusedError (a 409: the key went through with another body) stays ambiguous", async () => {
+    const { handler } = scripted([
+      async () => {
+        throw new IdempotencyKeyReusedError(paymentKey("o1"));
+      },
+    ]);
+    const w = await start(handler);
+    await w.drain();
+    expect((await w.stateFromJournal<PaymentState>("order/o1")).payment).toBe("Unknown");
   });
 
   it("any other throw stays ambiguous: a provider that does not dedup goes Unknown", async () => {
