@@ -17,6 +17,7 @@ export {
   isRetryable,
   MessageConflictError,
   NoDecisionError,
+  NotMigratedError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,

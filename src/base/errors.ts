@@ -149,6 +149,16 @@ export class UnhandledEventError extends TerminalError {}
 /** No actor type, effect handler or consumer is registered under a name. */
 export class NotRegisteredError extends TerminalError {}
 
+/** A journal used before `migrate()` created its tables (or its commit function). */
+export class NotMigratedError extends TerminalError {
+  constructor(backEnd: string, detail: string, options?: { cause?: unknown }) {
+    super(
+      `the ${backEnd} journal's tables are missing (${detail}): call journal.migrate() once before using it`,
+      options,
+    );
+  }
+}
+
 /** Gave up after a bounded number of retries of a retryable failure. */
 export class RetriesExhaustedError extends TerminalError {
   constructor(
