@@ -34,6 +34,7 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
   if (row.status === "resolving") return resolveStep(ctx, row, state, policy, handler);
   if (!handler) {
     // Another dispatcher may serve this kind; back off so we do not spin on it.
+    ctx.noHandler(row.kind);
     await writeRow(ctx, row, {
       notBefore: ctx.clock.now() + backoffDelay(policy.backoff, 1, ctx.random),
       lastError: `no handler registered for effect kind "${row.kind}" in dispatcher ${ctx.owner}`,

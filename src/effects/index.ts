@@ -10,6 +10,7 @@ export { backoffDelay } from "./backoff.js";
 export type { CommandSink, DispatcherStats, MessageRetryPolicy } from "./context.js";
 export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";
 export { EffectNotFoundError, EffectNotSettleableError, EffectTimeoutError } from "./errors.js";
+export { type EffectMetrics, effectMetrics } from "./metrics.js";
 export { canonicalJson, requestHash } from "./operations/canonical.js";
 export { IdempotentOperations, type IdempotentOperationsOptions } from "./operations/idempotent.js";
 export { MemoryOperationStore, memoryOperationStore } from "./operations/memory.js";
