@@ -1,4 +1,5 @@
-import { Counter, Registry } from "prom-client";
+import { Counter, type Registry } from "prom-client";
+import { perRegistry } from "../messaging/metrics.js";
 
 /**
  * Metrics of the dispatchers, registered in the registry passed in (never prom-client's global
@@ -10,12 +11,8 @@ export interface EffectMetrics {
   unhandled: Counter<"dispatcher" | "kind">;
 }
 
-const byRegistry = new WeakMap<Registry, EffectMetrics>();
-
-export function effectMetrics(registry: Registry = new Registry()): EffectMetrics {
-  const existing = byRegistry.get(registry);
-  if (existing) return existing;
-  const metrics: EffectMetrics = {
+export const effectMetrics = perRegistry(
+  (registry): EffectMetrics => ({
     registry,
     unhandled: new Counter({
       name: "oncely_effect_unhandled_kind_total",
@@ -23,7 +20,5 @@ export function effectMetrics(registry: Registry = new Registry()): EffectMetric
       labelNames: ["dispatcher", "kind"],
       registers: [registry],
     }),
-  };
-  byRegistry.set(registry, metrics);
-  return metrics;
-}
+  }),
+);
