@@ -16,6 +16,8 @@ export {
   InvalidInputError,
   isRetryable,
   MessageConflictError,
+  NoDecisionError,
+  NotMigratedError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,

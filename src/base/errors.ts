@@ -78,10 +78,32 @@ export class InvalidInputError extends TerminalError {
 /** A domain rule refused the command (e.g. "order already cancelled"). */
 export class CommandRejectedError extends TerminalError {}
 
+/**
+ * An actor's `decide` returned nothing (undefined or not an object) for a command, usually a
+ * missing `case` (an effect outcome it does not handle). Rejected, never retried: the same
+ * code gives the same answer.
+ */
+export class NoDecisionError extends CommandRejectedError {
+  constructor(
+    readonly actorType: string,
+    readonly address: string,
+    readonly commandType: string,
+  ) {
+    super(
+      `decide of actor "${actorType}" (${address}) returned no decision for command "${commandType}": ` +
+        "return a Decision (e.g. { events: [] }) for every command, or throw CommandRejectedError to refuse it",
+    );
+  }
+}
+
 /** Two requests used one idempotency key with different inputs. */
 export class IdempotencyKeyReusedError extends TerminalError {
-  constructor(readonly key: string) {
-    super(`idempotency key "${key}" was already used with a different request`);
+  constructor(
+    readonly key: string,
+    /** What differs, e.g. `requested by stream "order/2", held by "order/1"`. */
+    readonly detail?: string,
+  ) {
+    super(`idempotency key "${key}" was already used with a different request${detail ? `: ${detail}` : ""}`);
   }
 }
 
@@ -126,6 +148,16 @@ export class UnhandledEventError extends TerminalError {}
 
 /** No actor type, effect handler or consumer is registered under a name. */
 export class NotRegisteredError extends TerminalError {}
+
+/** A journal used before `migrate()` created its tables (or its commit function). */
+export class NotMigratedError extends TerminalError {
+  constructor(backEnd: string, detail: string, options?: { cause?: unknown }) {
+    super(
+      `the ${backEnd} journal's tables are missing (${detail}): call journal.migrate() once before using it`,
+      options,
+    );
+  }
+}
 
 /** Gave up after a bounded number of retries of a retryable failure. */
 export class RetriesExhaustedError extends TerminalError {

@@ -1,5 +1,6 @@
 import {
   DuplicateMessageError,
+  NoDecisionError,
   NotRegisteredError,
   RetriesExhaustedError,
   VersionConflictError,
@@ -210,6 +211,9 @@ export class Runtime {
           messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome);
         if (prior) return prior;
         throw error;
+      }
+      if (typeof decision !== "object" || decision === null) {
+        throw new NoDecisionError(definition.type, address, command.type);
       }
       await this.faults.hit("command.accepted");
 

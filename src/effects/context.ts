@@ -39,6 +39,8 @@ export interface StepContext {
   policyFor(kind: string): EffectPolicy;
   messageRetry: MessageRetryPolicy;
   stats: DispatcherStats;
+  /** A claimed effect row of a kind this dispatcher has no handler for: counted, warned once per kind. */
+  noHandler(kind: string): void;
 }
 
 export interface DispatcherStats {

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import type { Registry } from "prom-client";
 import { InvalidInputError } from "../base/errors.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
@@ -15,6 +16,7 @@ import {
 } from "./context.js";
 import { effectStep, firstAttemptRecorded, recordedAttemptStep } from "./effect-step.js";
 import { messageStep } from "./message-step.js";
+import { effectMetrics } from "./metrics.js";
 import { resolvePolicy } from "./policy.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
@@ -42,6 +44,8 @@ export interface DispatcherOptions {
   random?: Random;
   faults?: Faults;
   logger?: Logger;
+  /** Where the dispatcher's metrics go (see `effectMetrics`); a private registry by default. */
+  registry?: Registry;
 }
 
 const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
@@ -118,6 +122,8 @@ export class Dispatcher implements HandOver {
       this.policies.size > 0
         ? Math.max(...[...this.policies.values()].map((p) => p.leaseMs))
         : this.defaultPolicy.leaseMs;
+    const metrics = effectMetrics(options.registry);
+    const warned = new Set<string>();
     this.ctx = {
       journal: this.journal,
       runtime: options.runtime,
@@ -131,6 +137,15 @@ export class Dispatcher implements HandOver {
       policyFor: (kind) => this.policies.get(kind) ?? this.defaultPolicy,
       messageRetry,
       stats: this.stats,
+      noHandler: (kind) => {
+        metrics.unhandled.inc({ dispatcher: this.owner, kind });
+        if (warned.has(kind)) return;
+        warned.add(kind);
+        this.logger.warn(
+          { owner: this.owner, kind, served: [...handlers.keys()] },
+          `no handler registered for effect kind "${kind}": its effects stay Pending until a dispatcher serves it`,
+        );
+      },
     };
   }
 

@@ -1,10 +1,18 @@
+import {
+  CommandRejectedError,
+  IdempotencyKeyReusedError,
+  RetryableError,
+  StorageUnavailableError,
+  TerminalError,
+} from "../base/errors.js";
 import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { EffectTimeoutError } from "./errors.js";
 import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
 import { withTimeout } from "./timeout.js";
-import type { EffectHandler, EffectPolicy, LookupResult, RunResult } from "./types.js";
+import type { DefiniteResult, EffectHandler, EffectPolicy, LookupResult, NotPerformed } from "./types.js";
 
 /**
  * One claimed effect row, one step of the protocol. Every decision reads only the row (status,
@@ -26,6 +34,7 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
   if (row.status === "resolving") return resolveStep(ctx, row, state, policy, handler);
   if (!handler) {
     // Another dispatcher may serve this kind; back off so we do not spin on it.
+    ctx.noHandler(row.kind);
     await writeRow(ctx, row, {
       notBefore: ctx.clock.now() + backoffDelay(policy.backoff, 1, ctx.random),
       lastError: `no handler registered for effect kind "${row.kind}" in dispatcher ${ctx.owner}`,
@@ -84,19 +93,24 @@ async function runStep(
     if (!held) return;
   }
   ctx.stats.runs++;
-  let answer: RunResult | undefined;
+  let answer: DefiniteResult | undefined;
+  let skipped: NotPerformed | undefined;
   let ambiguity = "";
   try {
     const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
       handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
     );
     answer = definiteAnswer(raw);
-    if (!answer) ambiguity = `handler for "${row.kind}" returned no succeeded/failed outcome`;
+    skipped = notPerformedAnswer(raw);
+    if (!answer && !skipped) ambiguity = `handler for "${row.kind}" returned no succeeded/failed/not-performed outcome`;
   } catch (error) {
+    answer = thrownTerminal(error);
+    skipped = thrownNotPerformed(error);
     ambiguity = errorText(error);
   }
   await ctx.faults.hit("dispatch.afterProvider");
   const current = { ...row, attempts: attempt };
+  if (skipped) return retryNotPerformed(ctx, current, started, policy, skipped);
   if (answer) {
     const pending: PendingOutcome =
       answer.outcome === "succeeded"
@@ -116,7 +130,59 @@ async function runStep(
   await goUnknown(ctx, current, started, policy, handler, ambiguity);
 }
 
-function definiteAnswer(raw: unknown): RunResult | undefined {
+/**
+ * The provider asserted it did nothing: run again later with the same key. The attempt still
+ * counts (backoff grows), but `rerunAllowed` keeps it from counting as ambiguous, so a provider
+ * that does not dedup is not sent to Unknown. Failure window: a crash before this write leaves
+ * the attempt recorded as started, which the next dispatcher treats as ambiguous (as any crash).
+ */
+async function retryNotPerformed(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  policy: EffectPolicy,
+  skipped: NotPerformed,
+): Promise<void> {
+  ctx.stats.retried++;
+  const delay = skipped.retryAfterMs ?? backoffDelay(policy.backoff, row.attempts, ctx.random);
+  await writeRow(ctx, row, {
+    status: "pending",
+    notBefore: ctx.clock.now() + Math.max(0, delay),
+    lastError: `not performed: ${skipped.reason}`,
+    result: compactState({ ...state, rerunAllowed: true }),
+  });
+}
+
+function notPerformedAnswer(raw: unknown): NotPerformed | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const r = raw as { outcome?: unknown; reason?: unknown; retryAfterMs?: unknown };
+  if (r.outcome !== "not-performed") return undefined;
+  const retryAfterMs =
+    typeof r.retryAfterMs === "number" && Number.isFinite(r.retryAfterMs) ? r.retryAfterMs : undefined;
+  return { outcome: "not-performed", reason: String(r.reason ?? "not performed"), retryAfterMs };
+}
+
+/**
+ * oncely's `TerminalError` thrown by a handler: the provider refused for good. Not
+ * `IdempotencyKeyReusedError` (a 409): the key went through before with another body, so the
+ * provider may well have acted; that stays ambiguous, for lookup and reconciliation.
+ */
+const thrownTerminal = (error: unknown): DefiniteResult | undefined =>
+  error instanceof TerminalError && !(error instanceof IdempotencyKeyReusedError)
+    ? { outcome: "failed", reason: errorText(error) }
+    : undefined;
+
+/**
+ * oncely's `RetryableError` thrown by a handler: it asserts nothing happened. Not its subclasses
+ * that say the opposite: a timeout (the provider may still act) and `StorageUnavailableError`
+ * (a write's outcome may be unknown) stay ambiguous.
+ */
+const thrownNotPerformed = (error: unknown): NotPerformed | undefined =>
+  error instanceof RetryableError && !(error instanceof StorageUnavailableError || error instanceof EffectTimeoutError)
+    ? { outcome: "not-performed", reason: errorText(error), retryAfterMs: error.retryAfterMs }
+    : undefined;
+
+function definiteAnswer(raw: unknown): DefiniteResult | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const r = raw as { outcome?: unknown; result?: unknown; reason?: unknown };
   if (r.outcome === "succeeded") return { outcome: "succeeded", result: r.result ?? null };
@@ -161,6 +227,7 @@ async function deliverOutcome(
     await ctx.runtime.send(row.stream, command);
   } catch (error) {
     rethrowCrash(error);
+    if (error instanceof CommandRejectedError) return buryRejected(ctx, row, { ...state, pending }, error);
     // The answer is known; keep it on the row so no later pass asks the provider again.
     ctx.logger.warn({ key: row.id, owner: row.stream, err: error }, "recording an effect outcome failed; will retry");
     await writeRow(ctx, row, {
@@ -174,6 +241,32 @@ async function deliverOutcome(
   if (pending.outcome === "succeeded") ctx.stats.completed++;
   else ctx.stats.failed++;
   await ctx.faults.hit("dispatch.outcomeCommitted");
+}
+
+/** Tell the owner; false when it rejected the command (the row is then dead, see `buryRejected`). */
+async function sendToOwner(ctx: StepContext, row: OutboxRow, state: EffectRowState, command: EffectOutcome) {
+  try {
+    await ctx.runtime.send(row.stream, command);
+    return true;
+  } catch (error) {
+    if (!(error instanceof CommandRejectedError)) throw error;
+    await buryRejected(ctx, row, state, error);
+    return false;
+  }
+}
+
+/**
+ * The owner refuses an outcome (e.g. its decide returns nothing for it): the same code refuses it
+ * again, so no retry. The row goes dead, visible with the error, any known answer kept on it.
+ */
+async function buryRejected(ctx: StepContext, row: OutboxRow, state: EffectRowState, error: CommandRejectedError) {
+  ctx.stats.dead++;
+  ctx.logger.error({ key: row.id, owner: row.stream, err: error }, "the owner rejected an effect outcome");
+  await writeRow(ctx, row, {
+    status: "dead",
+    lastError: `owner rejected the outcome: ${errorText(error)}`,
+    result: compactState(state),
+  });
 }
 
 /** Ambiguous and not retryable: tell the owner (an Unknown event) and start resolving by lookup. */
@@ -193,7 +286,7 @@ async function goUnknown(
     error: reason,
     attempt: row.attempts,
   };
-  await ctx.runtime.send(row.stream, unknownCommand);
+  if (!(await sendToOwner(ctx, row, state, unknownCommand))) return;
   ctx.stats.unknown++;
   const unknown: EffectRowState = { ...state, unknownSince: state.unknownSince ?? ctx.clock.now(), lookups: 0 };
   if (!handler.lookup || policy.lookupAttempts === 0) {
@@ -216,7 +309,7 @@ async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState,
     error: reason,
     attempt: row.attempts,
   };
-  await ctx.runtime.send(row.stream, escalation);
+  if (!(await sendToOwner(ctx, row, state, escalation))) return;
   ctx.stats.reconcile++;
   ctx.logger.warn({ key: row.id, kind: row.kind, owner: row.stream, reason }, "effect needs reconciliation");
   await writeRow(ctx, row, {

@@ -10,6 +10,7 @@ export { backoffDelay } from "./backoff.js";
 export type { CommandSink, DispatcherStats, MessageRetryPolicy } from "./context.js";
 export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";
 export { EffectNotFoundError, EffectNotSettleableError, EffectTimeoutError } from "./errors.js";
+export { type EffectMetrics, effectMetrics } from "./metrics.js";
 export { canonicalJson, requestHash } from "./operations/canonical.js";
 export { IdempotentOperations, type IdempotentOperationsOptions } from "./operations/idempotent.js";
 export { MemoryOperationStore, memoryOperationStore } from "./operations/memory.js";
@@ -19,13 +20,16 @@ export { Reconciliation, type ReconciliationItem, settlementSchema } from "./rec
 export { effectStatusAfter, isFinalStatus, statusOfOutcome } from "./status.js";
 export {
   type Backoff,
+  type DefiniteResult,
   type EffectHandler,
   type EffectPolicy,
   type EffectStatus,
   type EffectView,
   failed,
   type LookupResult,
+  type NotPerformed,
   notFound,
+  notPerformed,
   type RunContext,
   type RunResult,
   type Settlement,

@@ -6,14 +6,29 @@
 /** Status of one effect key, as the owning actor and the cross-actor view see it. */
 export type EffectStatus = "NotRequested" | "Pending" | "Completed" | "Failed" | "Unknown";
 
-/** A definite answer from the provider. */
-export type RunResult<R = unknown> = { outcome: "succeeded"; result: R } | { outcome: "failed"; reason: string };
+/** A definite answer from the provider: it acted (`succeeded`) or refused for good (`failed`). */
+export type DefiniteResult<R = unknown> = { outcome: "succeeded"; result: R } | { outcome: "failed"; reason: string };
+
+/**
+ * The provider definitely did NOT act (a 429 or 503 answered before it did anything): run again
+ * later with the same key, without going Unknown. Only a handler that knows nothing happened may
+ * answer this; a timeout, a reset or a 5xx after the request was accepted is ambiguous (throw).
+ */
+export type NotPerformed = { outcome: "not-performed"; reason: string; retryAfterMs?: number | undefined };
+
+/** What `run` may answer. */
+export type RunResult<R = unknown> = DefiniteResult<R> | NotPerformed;
 
 /** What a lookup by key found. `not-found` means the provider has no record of the key (yet). */
-export type LookupResult<R = unknown> = RunResult<R> | { outcome: "not-found" };
+export type LookupResult<R = unknown> = DefiniteResult<R> | { outcome: "not-found" };
 
-export const succeeded = <R>(result: R): RunResult<R> => ({ outcome: "succeeded", result });
-export const failed = (reason: string): RunResult<never> => ({ outcome: "failed", reason });
+export const succeeded = <R>(result: R): DefiniteResult<R> => ({ outcome: "succeeded", result });
+export const failed = (reason: string): DefiniteResult<never> => ({ outcome: "failed", reason });
+export const notPerformed = (reason: string, options: { retryAfterMs?: number } = {}): NotPerformed => ({
+  outcome: "not-performed",
+  reason,
+  ...(options.retryAfterMs === undefined ? {} : { retryAfterMs: options.retryAfterMs }),
+});
 export const notFound = (): LookupResult<never> => ({ outcome: "not-found" });
 
 export interface RunContext {
@@ -29,8 +44,10 @@ export interface RunContext {
 }
 
 /**
- * A handler for one effect kind. `run` returns `succeeded`/`failed` for definite answers;
- * anything it throws, and a timeout, is ambiguous: the provider may have acted.
+ * A handler for one effect kind. `run` returns `succeeded`/`failed` for definite answers and
+ * `notPerformed` when the provider definitely did not act. Throwing oncely's `TerminalError`
+ * means failed for good; throwing its `RetryableError` means not performed (retry later, same key).
+ * Anything else it throws, and a timeout, is ambiguous: the provider may have acted.
  *
  * Failure window: between the provider's success and the commit of its outcome, a crash makes
  * a dispatcher call `run` again with the same key (or `lookup` it, per policy). Providers must

@@ -1,6 +1,7 @@
 import {
   CheckpointConflictError,
   DuplicateMessageError,
+  IdempotencyKeyReusedError,
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
@@ -335,6 +336,31 @@ export function journalConformance(
         await expectNothingOf("order/1", "reused", 0);
       });
 
+      it("refuses an effect key held by another stream or with another input, and writes nothing", async () => {
+        await j.commit({ outbox: [outboxRow("key:effect", { payload: { input: { a: 1, b: [2] } } })], now: T0 });
+        const other = fullCommit("order/2", 0, "other");
+        other.outbox = [outboxRow("key:effect", { stream: "order/2", payload: { input: { a: 1, b: [2] } } })];
+        const byStream = await j.commit(other).catch((e: unknown) => e);
+        expect(byStream).toBeInstanceOf(IdempotencyKeyReusedError);
+        expect(byStream).toMatchObject({ key: "key:effect" });
+        expect(String((byStream as Error).message).includes("order/2")).toBe(true);
+        await expectNothingOf("order/2", "other", 0);
+        const changed = fullCommit("order/1", 0, "changed");
+        changed.outbox = [outboxRow("key:effect", { payload: { input: { a: 2, b: [2] } } })];
+        expect(await j.commit(changed).catch((e: unknown) => e)).toBeInstanceOf(IdempotencyKeyReusedError);
+        await expectNothingOf("order/1", "changed", 0);
+        expect((await j.getOutbox("key:effect"))?.payload).toEqual({ input: { a: 1, b: [2] } });
+        // The same request again (keys in another order: compared canonically) is a no-op.
+        const same = await j.commit({
+          stream: "order/1",
+          events: events(1, "same"),
+          outbox: [outboxRow("key:effect", { payload: { input: { b: [2], a: 1 } } })],
+          now: T0,
+        });
+        expect(same.inserted).toEqual([]);
+        expect(await j.streamVersion("order/1")).toBe(1);
+      });
+
       it("writes nothing when the checkpoint moved", async () => {
         await j.commit({ checkpoint: { consumer: "seq", source: "moved:src", version: 4 }, now: T0 });
         const commit = {
@@ -477,6 +503,17 @@ export function journalConformance(
       /** Settle every commit, in submit order: a batch must give each its own fate. */
       const together = (commits: Commit[]) => Promise.allSettled(commits.map((c) => j.commit(c)));
 
+      it("fails only the commit of a batch that reuses an effect key", async () => {
+        await j.commit({ outbox: [outboxRow("taken:effect", { stream: "order/9" })], now: T0 });
+        const reuse = fullCommit("order/3", 0, "reuse");
+        reuse.outbox = [outboxRow("taken:effect", { stream: "order/3" })];
+        const [a, reused, b] = await together([fullCommit("order/1", 0, "a"), reuse, fullCommit("order/2", 0, "b")]);
+        expect(a?.status).toBe("fulfilled");
+        expect(b?.status).toBe("fulfilled");
+        expect(reused?.status === "rejected" && reused.reason).toBeInstanceOf(IdempotencyKeyReusedError);
+        await expectNothingOf("order/3", "reuse", 0);
+      });
+
       it("gives each commit of a batch its own fate: one conflicts, the others land", async () => {
         await j.commit({ stream: "order/9", expectedVersion: 0, events: events(1), now: T0 });
         const [a, stale, b] = await together([
@@ -582,7 +619,8 @@ export function journalConformance(
     describe("outbox", () => {
       it("inserts rows if absent: the same id twice is a no-op that keeps the first row", async () => {
         await j.commit({ outbox: [outboxRow("k1", { payload: { first: true } })], now: T0 });
-        await j.commit({ outbox: [outboxRow("k1", { payload: { first: false }, kind: "other" })], now: T0 + 9 });
+        // The same request again (same stream, kind and input; another notBefore) is a no-op.
+        await j.commit({ outbox: [outboxRow("k1", { payload: { first: true }, notBefore: T0 + 50 })], now: T0 + 9 });
         const row = await j.getOutbox("k1");
         expect(row).toMatchObject({
           id: "k1",
@@ -916,7 +954,8 @@ export function journalConformance(
       it("forgets a pruned key: inserting it again makes a new pending row", async () => {
         await j.commit({ outbox: [outboxRow("k1")], now: T0 });
         await j.commit({ outboxDone: [{ id: "k1", outcome: "completed" }], now: T0 + 1 });
-        await j.commit({ outbox: [outboxRow("k1", { payload: { again: true } })], now: T0 + 2 });
+        const reused = j.commit({ outbox: [outboxRow("k1", { payload: { again: true } })], now: T0 + 2 });
+        expect(await reused.catch((e: unknown) => e)).toBeInstanceOf(IdempotencyKeyReusedError);
         expect(await j.getOutbox("k1")).toMatchObject({ status: "done", payload: { id: "k1" } });
         expect(await j.pruneOutbox(T0 + 2)).toBe(1);
         await j.commit({ outbox: [outboxRow("k1", { payload: { again: true } })], now: T0 + 3 });

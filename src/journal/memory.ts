@@ -4,6 +4,7 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
+import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
 import { pruneBatchSize } from "./prune.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
@@ -115,6 +116,11 @@ export class MemoryJournal implements Journal {
     // Serialize everything before touching state so that a value JSON cannot hold fails the whole commit.
     const snapshotState = commit.snapshot ? copy(commit.snapshot.state) : undefined;
     const newRows = (commit.outbox ?? []).map((row) => newOutboxRow(row, commit.now, 0));
+    for (const row of newRows) {
+      const held = row.category === "effect" ? this.outbox.get(row.id) : undefined;
+      const reused = held && effectKeyReuse(row.id, held, row);
+      if (reused) throw reused;
+    }
 
     if (stream !== undefined && records.length > 0) this.streams.set(stream, [...existing, ...records]);
     for (const id of ids) this.eventIds.add(id);

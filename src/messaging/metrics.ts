@@ -18,13 +18,24 @@ export interface MessagingMetrics {
   publishFailures: Counter<"relay">;
 }
 
-const byRegistry = new WeakMap<Registry, MessagingMetrics>();
+/**
+ * One set of metrics per registry (prom-client refuses a second metric of one name in a
+ * registry): `build` runs once per registry, later calls get the same set. No registry: a fresh one.
+ */
+export function perRegistry<M>(build: (registry: Registry) => M): (registry?: Registry) => M {
+  const byRegistry = new WeakMap<Registry, M>();
+  return (registry = new Registry()) => {
+    const existing = byRegistry.get(registry);
+    if (existing) return existing;
+    const metrics = build(registry);
+    byRegistry.set(registry, metrics);
+    return metrics;
+  };
+}
 
-export function messagingMetrics(registry: Registry = new Registry()): MessagingMetrics {
-  const existing = byRegistry.get(registry);
-  if (existing) return existing;
+export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
   const registers = [registry];
-  const metrics: MessagingMetrics = {
+  return {
     registry,
     handled: new Counter({
       name: "oncely_consumer_messages_total",
@@ -81,6 +92,4 @@ export function messagingMetrics(registry: Registry = new Registry()): Messaging
       registers,
     }),
   };
-  byRegistry.set(registry, metrics);
-  return metrics;
-}
+});

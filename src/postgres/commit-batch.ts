@@ -1,9 +1,11 @@
 import {
   CheckpointConflictError,
   DuplicateMessageError,
+  IdempotencyKeyReusedError,
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
+import { effectKeyReuse } from "../journal/effect-key-reuse.js";
 import {
   appendedRecords,
   type EncodedCommit,
@@ -188,6 +190,8 @@ interface FunctionResult {
   checkpoint?: number;
   duplicate?: boolean;
   invalid?: string;
+  reused?: string;
+  held?: { stream: string; kind: string; payload: unknown };
   retry?: string;
   error?: string;
   code?: string;
@@ -233,6 +237,7 @@ function outcomeOf(w: JournalWrite, r: FunctionResult): BatchOutcome<WriteAnswer
     const { consumer, source, expected } = c.checkpoint;
     return { error: new CheckpointConflictError(consumer, source, expected ?? 0, r.checkpoint) };
   }
+  if (r.reused !== undefined) return { error: reusedKeyError(c, r.reused, r.held) };
   if (r.invalid !== undefined) {
     return { error: new InvalidInputError(`an event id of this commit is already in the journal: ${r.invalid}`) };
   }
@@ -241,6 +246,13 @@ function outcomeOf(w: JournalWrite, r: FunctionResult): BatchOutcome<WriteAnswer
     return { retry: r.code ? serverError(r.retry, r.code) : new VersionConflictError(stream, 0, undefined) };
   }
   return { error: serverError(r.error ?? "commit failed", r.code, r.constraint) };
+}
+
+/** The server found the key held by another request; name what differs, as every journal does. */
+function reusedKeyError(c: EncodedCommit, key: string, held: FunctionResult["held"]): IdempotencyKeyReusedError {
+  const wanted = c.outbox.find((row) => row.id === key);
+  const named = held && wanted && effectKeyReuse(key, held, { ...wanted, payload: JSON.parse(wanted.payload) });
+  return named || new IdempotencyKeyReusedError(key);
 }
 
 /**

@@ -27,7 +27,24 @@ import type { Tables } from "./tables.js";
  * message} or {"error": message, "code": sqlstate}. A NOTIFY is sent (delivered at COMMIT) only
  * when some commit inserted a row that was not handed over, i.e. not inserted already leased.
  */
-export const commitFunctionSql = (t: Tables): string => `
+/**
+ * Migration 3: an effect row not inserted because its key is held must be the same request
+ * (stream, kind, payload; jsonb equality ignores key order), else the commit fails with
+ * {"reused": id, "held": {...}}. Checked AFTER the insert: ON CONFLICT waited for a concurrent
+ * inserter of the key, and this statement's fresh snapshot sees its row.
+ */
+const effectKeyCheck = (t: Tables): string => `
+      SELECT jsonb_build_object('reused', o.id, 'held', jsonb_build_object('stream', o.stream, 'kind', o.kind,
+        'payload', o.payload)) INTO v_reused
+      FROM jsonb_array_elements(c->'outbox') AS x(v) JOIN ${t.outbox} o ON o.id = x.v->>'id'
+      WHERE x.v->>'category' = 'effect' AND NOT (v_inserted @> jsonb_build_array(jsonb_build_array(o.id)))
+        AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR o.payload IS DISTINCT FROM x.v->'payload')
+      LIMIT 1;
+      IF v_reused IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = v_reused::text;
+      END IF;`;
+
+export const commitFunctionSql = (t: Tables, options: { checkEffectKeys?: boolean } = {}): string => `
 CREATE OR REPLACE FUNCTION ${t.commitFunction}(p_commits text[], p_channel text) RETURNS text[]
 LANGUAGE plpgsql AS $oncely$
 DECLARE
@@ -49,7 +66,7 @@ DECLARE
   v_constraint text;
   v_message text;
   v_u jsonb;
-  v_status text;
+  v_status text;${options.checkEffectKeys ? "\n  v_reused jsonb;" : ""}
 BEGIN
   FOREACH v_raw IN ARRAY p_commits LOOP
     v_stream := NULL;
@@ -148,7 +165,7 @@ BEGIN
         RETURNING ob.id, ob.seq, ob.lease_owner)
       SELECT coalesce(jsonb_agg(jsonb_build_array(ins.id, ins.seq) ORDER BY ins.seq), '[]'::jsonb),
         count(*) FILTER (WHERE ins.lease_owner IS NULL)
-      INTO v_inserted, v_unleased FROM ins;
+      INTO v_inserted, v_unleased FROM ins;${options.checkEffectKeys ? effectKeyCheck(t) : ""}
       END IF;
       IF jsonb_array_length(c->'done') > 0 THEN
       UPDATE ${t.outbox} o SET status = 'done', outcome = x.v->>'outcome', result = x.v->'result',

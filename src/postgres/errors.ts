@@ -1,4 +1,4 @@
-import { OncelyError, StorageUnavailableError, TerminalStorageError } from "../base/errors.js";
+import { NotMigratedError, OncelyError, StorageUnavailableError, TerminalStorageError } from "../base/errors.js";
 
 /** Error codes that mean the connection (not the statement) failed: a retry on a new connection can work. */
 const CONNECTION_CODES = new Set([
@@ -46,6 +46,11 @@ export function isTerminalDataError(error: unknown): boolean {
  */
 export function mapPgError(error: unknown): unknown {
   if (error instanceof OncelyError) return error;
+  // undefined_table, undefined_function (oncely_commit), invalid_schema_name: migrate() never ran here.
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "42P01" || code === "42883" || code === "3F000") {
+    return new NotMigratedError("PostgreSQL", String((error as { message?: unknown }).message), { cause: error });
+  }
   if (isTerminalDataError(error)) {
     const e = error as { code: string; message?: unknown };
     return new TerminalStorageError(`PostgreSQL refused the data (${e.code}): ${String(e.message)}`, { cause: error });

@@ -103,7 +103,9 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
     `,
   },
   // Group commit: one statement applies a batch of commits, each in its own subtransaction.
-  { version: 2, sql: commitFunctionSql },
+  { version: 2, sql: (t) => commitFunctionSql(t) },
+  // The same function, now refusing an effect key reused by another stream or with another input.
+  { version: 3, sql: (t) => commitFunctionSql(t, { checkEffectKeys: true }) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

@@ -4,6 +4,7 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
+import { effectKeyReuse } from "../journal/effect-key-reuse.js";
 import { appendedRecords, type EncodedCommit } from "../journal/encode.js";
 import type { CommitResult } from "../journal/types.js";
 import { isUniqueViolation } from "./errors.js";
@@ -38,6 +39,20 @@ export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitR
       | undefined;
     const actual = row?.version ?? 0;
     if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
+  }
+
+  const heldEffect = sql.stmt("SELECT stream, kind, payload FROM outbox WHERE id = ?");
+  for (const row of c.outbox) {
+    if (row.category !== "effect") continue;
+    const held = heldEffect.get(row.id) as { stream: string; kind: string; payload: string } | undefined;
+    const reused =
+      held &&
+      effectKeyReuse(
+        row.id,
+        { ...held, payload: JSON.parse(held.payload) },
+        { ...row, payload: JSON.parse(row.payload) },
+      );
+    if (reused) throw reused;
   }
 
   const insertEvent = sql.stmt(

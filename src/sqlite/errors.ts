@@ -1,4 +1,4 @@
-import { StorageUnavailableError, TerminalStorageError } from "../base/errors.js";
+import { NotMigratedError, StorageUnavailableError, TerminalStorageError } from "../base/errors.js";
 
 /**
  * SQLITE_BUSY / SQLITE_LOCKED after the busy timeout and I/O errors can succeed later: they become
@@ -8,6 +8,10 @@ import { StorageUnavailableError, TerminalStorageError } from "../base/errors.js
  */
 export function mapSqliteError(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
+  const message = (error as { message?: unknown } | null)?.message;
+  if (code === "SQLITE_ERROR" && typeof message === "string" && message.startsWith("no such table")) {
+    return new NotMigratedError("SQLite", message, { cause: error });
+  }
   // A value too big for the store, or of a type a column refuses: retrying sends the same value.
   if (typeof code === "string" && /^SQLITE_(TOOBIG|MISMATCH)/.test(code)) {
     return new TerminalStorageError(`SQLite refused the data: ${(error as Error).message}`, { cause: error });

@@ -1,5 +1,5 @@
 import type { EffectPolicy, LookupResult, RunResult } from "oncely";
-import { failed, IdempotencyKeyReusedError, notFound, RetryableError, succeeded } from "oncely";
+import { failed, IdempotencyKeyReusedError, notFound, succeeded } from "oncely";
 import type { z } from "zod";
 
 /**
@@ -24,19 +24,28 @@ import type { z } from "zod";
  * same key is harmless: the provider answers 409 again without acting.
  */
 
-/** The provider answered "not now" or could not be reached; it may or may not have acted. */
-export class ProviderUnavailableError extends RetryableError {
+/**
+ * The provider answered "not now" or could not be reached; it may or may not have acted. A plain
+ * Error on purpose: oncely reads a thrown `RetryableError` as "definitely not performed", which a
+ * reset or a 5xx cannot promise, so this stays ambiguous (same key, lookup, reconciliation).
+ */
+export class ProviderUnavailableError extends Error {
+  readonly retryAfterMs: number | undefined;
   constructor(
     message: string,
     readonly status: number | undefined,
     options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     super(message, options);
+    this.name = "ProviderUnavailableError";
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 
-/** A 2xx whose body is not what the provider promised: the work may be done, the answer is useless. */
-export class ProviderProtocolError extends RetryableError {}
+/** A 2xx whose body is not what the provider promised: the work may be done, the answer is useless (ambiguous). */
+export class ProviderProtocolError extends Error {
+  override readonly name = "ProviderProtocolError";
+}
 
 export interface HttpHandlerOptions {
   /** Base URL of the provider, e.g. `http://127.0.0.1:4001`. */

@@ -1,4 +1,4 @@
-import type { RunResult } from "../types.js";
+import type { DefiniteResult } from "../types.js";
 
 /**
  * Provider-side idempotency for services we build ourselves (the seed's `payment_operations`):
@@ -8,7 +8,7 @@ import type { RunResult } from "../types.js";
  */
 
 /** What the performer's work ended with, stored and replayed to every later request with the key. */
-export type OperationOutcome<R = unknown> = RunResult<R>;
+export type OperationOutcome<R = unknown> = DefiniteResult<R>;
 
 export interface OperationRecord {
   key: string;

@@ -1,10 +1,10 @@
-import type { EffectHandler, EffectPolicy, LookupResult, RunResult } from "../../effects/types.js";
+import type { DefiniteResult, EffectHandler, EffectPolicy, LookupResult } from "../../effects/types.js";
 
 /** One call that reached the provider and did its work. */
 export interface Execution<I = unknown, R = unknown> {
   key: string;
   input: I;
-  result: RunResult<R>;
+  result: DefiniteResult<R>;
   /** False when the call did not come from an effect handler (e.g. from `evolve` during replay). */
   fromHandler: boolean;
   /** Whether the provider really performed the work (false: it returned a stored result for the key). */
@@ -36,7 +36,7 @@ export interface SimulatedProviderOptions<I, R> {
   /** Offers lookup by key. */
   lookup: boolean;
   /** The provider's business answer for a new request (deterministic in the input). */
-  execute(input: I, key: string, serial: number): RunResult<R>;
+  execute(input: I, key: string, serial: number): DefiniteResult<R>;
   /** Policy for the handler this provider hands out. */
   policy?: Partial<EffectPolicy>;
 }
@@ -72,7 +72,7 @@ export class SimulatedProvider<I = unknown, R = unknown> {
   }
 
   /** The provider's API: what a handler calls with the idempotency key. */
-  call(key: string, input: I): RunResult<R> {
+  call(key: string, input: I): DefiniteResult<R> {
     const fault = this.pendingFaults.shift();
     if (fault === "fail") throw new ProviderUnavailable(key);
     const fromHandler = this.handlerDepth > 0;

@@ -13,6 +13,7 @@ import { type DrawOptions, drawWorld, type WorldDraw, withSnapshotEvery } from "
 import type { SimulatedProvider } from "./provider.js";
 import type { Step } from "./steps.js";
 import type { PublishFault } from "./transport.js";
+import { clockGuard, SIM_EPOCH } from "./wiring.js";
 
 /** A command the workload delivers (at least once, with a stable message id). */
 export interface SimCommand {
@@ -114,7 +115,11 @@ interface Generation {
  */
 export class SimWorld {
   readonly journal: MemoryJournal;
-  readonly clock = new SimulatedClock(Date.UTC(2026, 0, 1));
+  readonly clock = new SimulatedClock(SIM_EPOCH);
+  private readonly clockChecked = clockGuard(
+    () => this.clock.now(),
+    (message) => this.violations.push({ invariant: "clock-injected", message }),
+  );
   readonly faults = new ArmableFaults();
   readonly random: Random;
   readonly pending: SimCommand[];
@@ -171,6 +176,7 @@ export class SimWorld {
       ),
       generation,
       this.budget,
+      this.clockChecked,
     );
     const n = ++this.generationNumber;
     // Armed points are shared, but whoever hits one is the process that dies there.
@@ -347,7 +353,12 @@ export class SimWorld {
  * A journal view that refuses every call once its process generation is dead, and once the run's
  * wall-clock budget is spent (checked synchronously, so a loop of resolved awaits is cut too).
  */
-function fenced(journal: Journal, generation: { alive: boolean }, budget: Budget | undefined): Journal {
+function fenced(
+  journal: Journal,
+  generation: { alive: boolean },
+  budget: Budget | undefined,
+  checkTime: (journal: Journal, method: string, args: unknown[]) => void,
+): Journal {
   return new Proxy(journal, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
@@ -359,6 +370,7 @@ function fenced(journal: Journal, generation: { alive: boolean }, budget: Budget
         } catch (error) {
           return Promise.reject(error);
         }
+        checkTime(target, String(property), args);
         return value.apply(target, args);
       };
     },

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { InjectedFault } from "../../../src/base/errors.js";
+import { IdempotencyKeyReusedError, InjectedFault } from "../../../src/base/errors.js";
 import { Runtime } from "../../../src/core/runtime.js";
 import { succeeded } from "../../../src/effects/types.js";
 import { listEffects } from "../../../src/effects/view.js";
@@ -23,11 +23,16 @@ export function protocolSuite(factory: JournalFactory): void {
     });
     afterAll(() => factory.teardown());
 
-    it("an outbox row with the same key from another commit is a no-op", async () => {
+    it("an effect key from another commit is a no-op for the same request, an error for another stream or input", async () => {
       const key = `dup:${orderId}`;
       const row = { id: key, category: "effect" as const, kind: "payment", stream: `order/${orderId}`, notBefore: 0 };
       await journal.commit({ outbox: [{ ...row, payload: { input: 1 } }], now: 1 });
-      await journal.commit({ outbox: [{ ...row, stream: `order/${orderId}-b`, payload: { input: 2 } }], now: 2 });
+      await journal.commit({ outbox: [{ ...row, payload: { input: 1 } }], now: 2 });
+      const reused = journal.commit({
+        outbox: [{ ...row, stream: `order/${orderId}-b`, payload: { input: 2 } }],
+        now: 2,
+      });
+      await expect(reused).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
       const rows = await journal.listOutbox({ kind: "payment" });
       const mine = rows.filter((r) => r.id === key);
       expect(mine).toHaveLength(1);
