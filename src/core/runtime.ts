@@ -206,14 +206,21 @@ export class Runtime {
           messageId,
           version: activation.version,
         });
+        if (typeof decision !== "object" || decision === null) {
+          throw new NoDecisionError(definition.type, address, command.type);
+        }
       } catch (error) {
         const prior =
           messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome);
         if (prior) return prior;
+        // A refusal decided on a cached state that another host has since moved past is no refusal
+        // yet (an outcome for an effect that host requested, say): reload and decide again. A stale
+        // cache is otherwise caught by the commit's version check, but a refusal commits nothing.
+        if (this.active.has(address) && (await this.journal.streamVersion(address)) !== activation.version) {
+          this.active.delete(address);
+          continue;
+        }
         throw error;
-      }
-      if (typeof decision !== "object" || decision === null) {
-        throw new NoDecisionError(definition.type, address, command.type);
       }
       await this.faults.hit("command.accepted");
 

@@ -103,6 +103,32 @@ describe("actor runtime", () => {
     await expect(runtime.send("door/1", { type: "Open" }, { messageId: "open-2" })).rejects.toThrow("already open");
   });
 
+  it("a refusal decided on a cached state another host moved past is decided again on the fresh state", async () => {
+    // Two hosts of one actor (two workers on one journal). The second host appends the fact the
+    // command needs; the first, with its cache one version behind, must not refuse for good.
+    const door = defineActor<{ open: boolean }, { type: "Open" } | { type: "Close" }, { type: "Opened" | "Closed" }>({
+      type: "door",
+      initialState: () => ({ open: false }),
+      evolve: (_state, event) => ({ open: event.type === "Opened" }),
+      decide(command, state) {
+        if (command.type === "Open") return { events: [{ type: "Opened" }] };
+        if (!state.open) throw new CommandRejectedError("the door was never opened");
+        return { events: [{ type: "Closed" }], reply: "closed" };
+      },
+    });
+    const journal = memoryJournal();
+    const one = createRuntime({ journal, actors: [door], clock: new SimulatedClock() });
+    const two = createRuntime({ journal, actors: [door], clock: new SimulatedClock() });
+    await one.state("door/1"); // cached at version 0
+    await two.send("door/1", { type: "Open" });
+    expect(await one.send("door/1", { type: "Close" }, { messageId: "close-1" })).toMatchObject({
+      reply: "closed",
+      version: 2,
+    });
+    // A refusal on a fresh state stays a refusal.
+    await expect(one.send("door/1", { type: "Close" }, { messageId: "close-2" })).rejects.toThrow("never opened");
+  });
+
   it("commits nothing when decide refuses, and the actor keeps working", async () => {
     const journal = memoryJournal();
     const runtime = setup(journal);
