@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InvalidInputError } from "../base/errors.js";
+import { InvalidInputError, NotRegisteredError, RetryableError, TerminalError } from "../base/errors.js";
 import { EffectNotFoundError } from "../effects/errors.js";
 import type { Settlement } from "../effects/types.js";
 import { type OperatorAction, recordAction } from "./audit.js";
@@ -85,7 +85,13 @@ export async function replay(
 ): Promise<{ message: string; action: OperatorAction }> {
   const form = parseBody(operatorForm, body, "replay");
   await requireDeadLetter(ctx, id);
-  const result = await ctx.deadLetters.replay(id);
+  const result = await ctx.deadLetters.replay(id).catch((error: unknown) => {
+    // The letter stays open; say why the consumer refused it again (its cause is not fixed yet).
+    if (error instanceof InvalidInputError || error instanceof NotRegisteredError) throw error;
+    if (error instanceof RetryableError) throw new ConsoleHttpError(503, `replay failed, try again: ${error.message}`);
+    if (error instanceof TerminalError) throw new ConsoleHttpError(409, `replay refused: ${error.message}`);
+    throw error;
+  });
   const outcome = result.released > 0 ? `${result.outcome}, released ${result.released}` : result.outcome;
   const action = await recordAction(ctx.journal, ctx.clock, ctx.ids, {
     by: form.by,

@@ -75,7 +75,10 @@ export const CLIENT_SCRIPT = String.raw`(() => {
   }
 
   async function load(force) {
-    if (!token()) return showLogin("");
+    if (!token()) {
+      if (login.hidden) showLogin("");
+      return;
+    }
     login.hidden = true;
     view.hidden = false;
     markNav();
