@@ -47,12 +47,29 @@ export async function serveConsole(
  * discards; replaying a dead letter needs the application's consumers, so this one answers replay
  * with 409 (the application serves the console with its `DeadLetters` to replay).
  */
+export interface ConsoleCommandHooks {
+  /** Told where the console listens (default: printed). */
+  started?: (running: RunningConsole) => void;
+  /** Resolves when the console is to stop (default: SIGINT or SIGTERM); tests pass their own. */
+  until?: (running: RunningConsole) => Promise<void>;
+}
+
+const untilSignal = () =>
+  new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+
 export function registerConsoleCommand(
   program: Command,
   openJournal: () => Promise<Journal>,
-  started: (running: RunningConsole) => void = (running) =>
-    void process.stdout.write(`oncely console on ${running.url} (sign in with the token)\n`),
+  hooks: ConsoleCommandHooks = {},
 ): void {
+  const started =
+    hooks.started ??
+    ((running: RunningConsole) =>
+      void process.stdout.write(`oncely console on ${running.url} (sign in with the token)\n`));
+  const until = hooks.until ?? untilSignal;
   program
     .command("console")
     .description("serve the operator web console over the journal (bearer token required)")
@@ -79,13 +96,12 @@ export function registerConsoleCommand(
       const { host, port, token, consumer } = parsed.data;
       const journal = await openJournal();
       const running = await serveConsole(journal, { host, port, token, consumers: consumer });
-      started(running);
-      // Serve until the process is stopped; then close the server before the journal closes.
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      await running.app.close();
+      try {
+        started(running);
+        await until(running);
+      } finally {
+        // Close the server before the journal closes.
+        await running.app.close();
+      }
     });
 }
