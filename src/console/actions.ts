@@ -62,15 +62,25 @@ export async function settle(ctx: ConsoleContext, body: unknown): Promise<{ mess
   if (row?.category !== "effect") throw new EffectNotFoundError(form.key);
   ctx.checkSettlement(row, settlement);
   await ctx.reconciliation.settle(form.key, settlement);
-  const action = await recordAction(ctx.journal, ctx.clock, ctx.ids, {
-    by: form.by,
-    action: "settle",
-    target: form.key,
-    outcome: settlement.outcome,
-    note: settlement.note ?? null,
-  });
+  const action = await done(ctx, "settle", form.key, settlement.outcome, form);
   return { message: `settled ${form.key} as ${settlement.outcome} by ${form.by}`, action };
 }
+
+/** Record an action that took effect, with the operator's name and note as posted. */
+const done = (
+  ctx: ConsoleContext,
+  action: OperatorAction["action"],
+  target: string,
+  outcome: string,
+  form: { by: string; note?: string | undefined },
+): Promise<OperatorAction> =>
+  recordAction(ctx.journal, ctx.clock, ctx.ids, {
+    by: form.by,
+    action,
+    target,
+    outcome,
+    note: form.note?.trim() || null,
+  });
 
 /** 404 for a dead letter nobody stored (the operations themselves answer any bad id as invalid input). */
 export async function requireDeadLetter(ctx: ConsoleContext, id: string): Promise<void> {
@@ -93,13 +103,7 @@ export async function replay(
     throw error;
   });
   const outcome = result.released > 0 ? `${result.outcome}, released ${result.released}` : result.outcome;
-  const action = await recordAction(ctx.journal, ctx.clock, ctx.ids, {
-    by: form.by,
-    action: "replay",
-    target: id,
-    outcome,
-    note: form.note?.trim() || null,
-  });
+  const action = await done(ctx, "replay", id, outcome, form);
   return { message: `replayed ${id}: ${outcome}`, action };
 }
 
@@ -112,12 +116,6 @@ export async function discard(
   const form = parseBody(operatorForm, body, "discard");
   await requireDeadLetter(ctx, id);
   await ctx.deadLetters.discard(id);
-  const action = await recordAction(ctx.journal, ctx.clock, ctx.ids, {
-    by: form.by,
-    action: "discard",
-    target: id,
-    outcome: "discarded",
-    note: form.note?.trim() || null,
-  });
+  const action = await done(ctx, "discard", id, "discarded", form);
   return { message: `discarded ${id}`, action };
 }
