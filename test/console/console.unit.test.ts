@@ -267,5 +267,6 @@ describe("operator actions", () => {
     expect(body.indexOf('data-key="k-reconcile"')).toBeGreaterThan(-1);
     expect(body.indexOf('data-key="k-reconcile"')).toBeLessThan(body.indexOf('data-key="k-pending"'));
     expect(body).toMatch(/data-key="k-reconcile"[\s\S]*?<td>1<\/td><td>8<\/td>/);
+    expect((await view("reconciliation")).body).toMatch(/Attempts<\/dt><dd>1<\/dd>\s*<dt>Lookups<\/dt><dd>8<\/dd>/);
   });
 });
