@@ -36,6 +36,7 @@ if (shop.adminTokenGenerated) {
     `admin token (generated for this run; set ONCELY_ADMIN_TOKEN to choose one): ${shop.adminToken}\n`,
   );
 }
+process.stdout.write(`operator console: ${shop.url}/console/ (sign in with the admin token)\n`);
 const stop = () => {
   void shop.close().then(() => process.exit(0));
 };

@@ -41,3 +41,16 @@ export function positiveInteger(name: string, value: number): number {
   }
   return value;
 }
+
+export const CONSOLE_DEFAULTS = {
+  /** Where the operator console is mounted. */
+  prefix: "/console",
+  /** How often an open console page refreshes itself (ms). */
+  pollMs: 2_000,
+  /** Rows shown per list page (effects, dead letters, operator actions). */
+  pageSize: 200,
+  /** Events, effects and messages shown per actor in a timeline. */
+  timelineLimit: 1_000,
+  /** Streams searched by name when a timeline query is neither an address nor an effect key. */
+  streamScanLimit: 10_000,
+} as const;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import type { Journal } from "../journal/types.js";
+import { registerConsoleCommand } from "./console.js";
 import { registerDeadLetterCommands } from "./dead-letters.js";
 import { registerJournalCommands } from "./journal-commands.js";
 import { openJournal as open } from "./open-journal.js";
@@ -12,7 +13,9 @@ import { registerReconcileCommands } from "./reconcile.js";
  */
 const program = new Command()
   .name("oncely")
-  .description("Operate an oncely journal: effects, reconciliation, dead letters, inbox and outbox retention, streams.")
+  .description(
+    "Operate an oncely journal: effects, reconciliation, dead letters, inbox and outbox retention, streams, web console.",
+  )
   .option("--db <url>", "journal: postgres://…, sqlite:PATH, or unset for ./data/oncely.db", process.env.DATABASE_URL)
   .showHelpAfterError()
   .exitOverride();
@@ -26,6 +29,7 @@ async function openJournal(): Promise<Journal> {
 registerJournalCommands(program, openJournal);
 registerReconcileCommands(program, openJournal);
 registerDeadLetterCommands(program, openJournal);
+registerConsoleCommand(program, openJournal);
 
 try {
   await program.parseAsync(process.argv);

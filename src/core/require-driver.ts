@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { OncelyError } from "../base/errors.js";
 
 /** The database and broker clients oncely's back ends use; optional peer dependencies of the package. */
-export type DriverName = "pg" | "better-sqlite3" | "@nats-io/jetstream" | "@nats-io/transport-node";
+export type DriverName = "pg" | "better-sqlite3" | "@nats-io/jetstream" | "@nats-io/transport-node" | "fastify";
 
 /** A back end was imported without the client package it runs on: install it. Never retryable. */
 export class MissingDriverError extends OncelyError {

@@ -48,7 +48,7 @@ beforeAll(() => {
   tarball = join(dir, packed[packed.length - 1] ?? "");
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
   // better-sqlite3 is linked from this repository: its native build is there, and no other network than the
-  // npm registry is needed. pg and the NATS clients are deliberately not installed.
+  // npm registry is needed. pg and the NATS clients are deliberately not installed; fastify is, for oncely/console.
   run("npm", [
     "install",
     "--prefer-offline",
@@ -59,6 +59,7 @@ beforeAll(() => {
     join(repo, "node_modules/better-sqlite3"),
     `@types/node@${installedVersion("@types/node")}`,
     `@types/better-sqlite3@${installedVersion("@types/better-sqlite3")}`,
+    `fastify@${installedVersion("fastify")}`,
   ]);
   blocks.forEach((code, i) => {
     writeFileSync(join(dir, `readme-${i + 1}.ts`), code);
@@ -70,9 +71,10 @@ beforeAll(() => {
       'import { given, memoryJournal, SimulatedClock } from "oncely/testing";',
       'import { type ConformanceTestApi, journalConformance } from "oncely/testing/conformance";',
       'import { sqliteJournal } from "oncely/sqlite";',
+      'import { consolePlugin } from "oncely/console";',
       "const journals: Journal[] = [memoryJournal(), sqliteJournal({ path: ':memory:' })];",
       "const api: ConformanceTestApi | undefined = undefined;",
-      "export { api, given, journalConformance, journals, SimulatedClock };",
+      "export { api, consolePlugin, given, journalConformance, journals, SimulatedClock };",
     ].join("\n"),
   );
 }, 180_000);

@@ -127,6 +127,14 @@ describe("payment provider", () => {
     expect((await get(provider.url, "/payments?idempotencyKey=k")).body.paymentId).toBe(second.body.paymentId);
   });
 
+  it("lookupDown: lookups answer 503 while charges still go through, and answer again once it is lifted", async () => {
+    const provider = await start({ faults: { lookupDown: true } });
+    expect((await post(provider.url, "/payments", charge, { key: "k" })).status).toBe(201);
+    expect((await get(provider.url, "/payments?idempotencyKey=k")).status).toBe(503);
+    provider.setFaults({ lookupDown: false });
+    expect((await get(provider.url, "/payments?idempotencyKey=k")).body).toMatchObject({ status: "succeeded" });
+  });
+
   it("changes faults at run time through POST /faults, and rejects bad ones naming the field", async () => {
     const provider = await start();
     expect((await post(provider.url, "/faults", { failRate: 1 })).body).toMatchObject({ failRate: 1, slowRate: 0 });

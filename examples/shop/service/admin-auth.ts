@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
+import { BEARER_TOKEN_PATTERN, BEARER_TOKEN_RULE, bearerVerifier } from "oncely/console";
 import { UnauthorizedError } from "./errors.js";
 
 /**
@@ -10,8 +10,8 @@ import { UnauthorizedError } from "./errors.js";
  * must not be able to ride an operator's session.
  */
 
-export const ADMIN_TOKEN_PATTERN = /^[\x21-\x7e]{16,256}$/;
-export const ADMIN_TOKEN_RULE = "must be 16-256 visible ASCII characters";
+export const ADMIN_TOKEN_PATTERN = BEARER_TOKEN_PATTERN;
+export const ADMIN_TOKEN_RULE = BEARER_TOKEN_RULE;
 
 /** 127.0.0.0/8, ::1 and localhost: the addresses only this machine can reach. */
 export function isLoopback(host: string): boolean {
@@ -48,19 +48,17 @@ export function resolveAdminToken(
 }
 
 /**
- * An `onRequest` hook that answers 401 unless the request carries the token. Both sides are
- * hashed first so the comparison takes the same time whatever the length or the first wrong byte.
+ * An `onRequest` hook that answers 401 unless the request carries the token: the same check as
+ * the operator console's (`bearerVerifier`, a constant-time comparison of hashes).
  */
 export function requireAdminToken(token: string): (request: FastifyRequest) => Promise<void> {
-  const expected = digest(token);
+  const verify = bearerVerifier(token);
   return async (request) => {
-    const header = request.headers.authorization;
-    const match = typeof header === "string" ? /^Bearer +(\S+) *$/i.exec(header) : null;
-    if (!match) throw new UnauthorizedError("admin API: send Authorization: Bearer <ONCELY_ADMIN_TOKEN>", "Bearer");
-    if (!timingSafeEqual(digest(match[1] as string), expected)) {
-      throw new UnauthorizedError("admin API: invalid bearer token", 'Bearer error="invalid_token"');
+    const check = verify(request.headers.authorization);
+    if (check === "missing") {
+      throw new UnauthorizedError("admin API: send Authorization: Bearer <ONCELY_ADMIN_TOKEN>", "Bearer");
     }
+    if (check === "invalid")
+      throw new UnauthorizedError("admin API: invalid bearer token", 'Bearer error="invalid_token"');
   };
 }
-
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();

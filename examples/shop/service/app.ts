@@ -1,10 +1,13 @@
 import Fastify, { type FastifyInstance } from "fastify";
+import { consolePlugin } from "oncely/console";
+import { CONSUMER_NAMES } from "../contexts.js";
 import { requireAdminToken } from "./admin-auth.js";
 import type { ShopContext } from "./context.js";
 import { installErrorHandler, NotFoundError } from "./errors.js";
 import { adminRoutes } from "./routes/admin.js";
 import { orderRoutes } from "./routes/orders.js";
 import { webhookRoutes } from "./routes/webhooks.js";
+import { checkShopSettlement } from "./settlement-rule.js";
 import { assertStorableText, DEFAULT_ORDER_LIMITS, type OrderLimits } from "./validation.js";
 
 export interface AppOptions {
@@ -46,6 +49,18 @@ export function buildApp(ctx: ShopContext, options: AppOptions): FastifyInstance
     scope.all("/admin/*", async (request) => {
       throw new NotFoundError(`no route ${request.method} ${request.url}`);
     });
+  });
+  // The operator console at /console, behind the same admin token (see README "Operator console").
+  void app.register(consolePlugin, {
+    prefix: "/console",
+    journal: ctx.journal,
+    token: options.adminToken,
+    reconciliation: ctx.reconciliation,
+    deadLetters: ctx.contexts?.deadLetters,
+    consumers: Object.values(CONSUMER_NAMES),
+    checkSettlement: checkShopSettlement,
+    clock: ctx.clock,
+    ids: ctx.ids,
   });
   return app;
 }

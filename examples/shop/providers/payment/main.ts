@@ -16,6 +16,7 @@ const shape = {
   dropAfterRate: rate(),
   declineRate: rate(),
   noIdempotency: boolean().optional(),
+  lookupDown: boolean().optional(),
   declineAmountsEndingWith: z.string().regex(/^\d+$/, "must be digits").optional(),
 };
 

@@ -26,9 +26,19 @@ export const paymentFaultsSchema = z.strictObject({
    * then look up by key and never retry blindly. Lookup still finds the latest charge for a key.
    */
   noIdempotency: z.boolean(),
+  /**
+   * The lookup endpoint answers 503 (the provider's reporting API is down): an ambiguous charge
+   * can then only be settled by an operator who reads the ledger.
+   */
+  lookupDown: z.boolean(),
 });
 export type PaymentFaults = z.infer<typeof paymentFaultsSchema>;
-export const noPaymentFaults: PaymentFaults = { ...noBaseFaults, declineRate: 0, noIdempotency: false };
+export const noPaymentFaults: PaymentFaults = {
+  ...noBaseFaults,
+  declineRate: 0,
+  noIdempotency: false,
+  lookupDown: false,
+};
 
 export const paymentRequestSchema = z.strictObject({
   orderId: z.string().min(1),
@@ -153,6 +163,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
   app.get("/payments", async (request, reply) => {
     const key = lookupKeyOf(request);
     if (!key.ok) return reply.code(400).send(badRequest(key.issues));
+    if (faults.get().lookupDown) return reply.code(503).send({ error: "lookup unavailable (fault: lookupDown)" });
     const found = byKey.get(key.value);
     if (!found) return reply.code(404).send({ error: `no payment for Idempotency-Key "${key.value}"` });
     const { orderId, amount, currency } = found.outcome.entry;

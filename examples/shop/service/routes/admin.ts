@@ -2,15 +2,9 @@ import type { FastifyInstance } from "fastify";
 import type { EffectStatus, Settlement } from "oncely";
 import { EffectNotFoundError, InvalidInputError, listEffects, settlementSchema } from "oncely";
 import { z } from "zod";
-import { EFFECT_KINDS } from "../../ordering/effects.js";
 import { listOrders, ORDER_STATUSES, type ShopContext } from "../context.js";
+import { checkShopSettlement } from "../settlement-rule.js";
 
-/** The field a succeeded outcome of each kind must carry, or the order's decide refuses it forever. */
-const RESULT_FIELD: Record<string, string> = {
-  [EFFECT_KINDS.payment]: "paymentId",
-  [EFFECT_KINDS.email]: "messageId",
-  [EFFECT_KINDS.picklist]: "picklistId",
-};
 const EFFECT_STATUSES = ["NotRequested", "Pending", "Completed", "Failed", "Unknown"] as const;
 const effectsQuery = z.strictObject({
   status: z.enum(EFFECT_STATUSES, { message: `must be one of ${EFFECT_STATUSES.join(", ")}` }).optional(),
@@ -34,15 +28,7 @@ export function adminRoutes(app: FastifyInstance, ctx: ShopContext): void {
     const settlement = parsed.data as Settlement;
     const row = await ctx.journal.getOutbox(key);
     if (row?.category !== "effect") throw new EffectNotFoundError(key);
-    const field = RESULT_FIELD[row.kind];
-    if (settlement.outcome === "succeeded" && field !== undefined) {
-      const value = (settlement.result as Record<string, unknown> | null)?.[field];
-      if (typeof value !== "string" || value === "") {
-        throw new InvalidInputError("invalid settlement", [
-          `result.${field}: a succeeded ${row.kind} needs the provider's ${field} (a non-empty string)`,
-        ]);
-      }
-    }
+    checkShopSettlement(row, settlement);
     return ctx.reconciliation.settle(key, settlement);
   });
 

@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { InvalidInputError, NotRegisteredError, RetryableError, TerminalError } from "../base/errors.js";
+import { EffectNotFoundError } from "../effects/errors.js";
+import type { Settlement } from "../effects/types.js";
+import { type OperatorAction, recordAction } from "./audit.js";
+import { ConsoleHttpError } from "./errors.js";
+import type { ConsoleContext } from "./options.js";
+import { parseBody } from "./validation.js";
+
+const operator = z.string().trim().min(1, "the operator's name is required").max(200);
+const note = z.string().max(2_000).optional();
+
+/** A settle form as posted: the result is JSON text typed by the operator. */
+export const settleForm = z.strictObject({
+  key: z.string().min(1, "the effect key is required"),
+  outcome: z.enum(["succeeded", "failed"], { message: "must be succeeded or failed" }),
+  result: z
+    .string()
+    .max(64 * 1024)
+    .optional(),
+  reason: z.string().max(2_000).optional(),
+  by: operator,
+  note,
+});
+
+export const operatorForm = z.strictObject({ by: operator, note });
+
+function parseResult(text: string | undefined): unknown {
+  if (text === undefined || text.trim() === "") {
+    throw new InvalidInputError("invalid settlement", [
+      "result: a succeeded effect needs the provider's result as JSON",
+    ]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError("invalid settlement", [`result: not valid JSON (${(error as Error).message})`]);
+  }
+}
+
+/**
+ * Settle an Unknown effect exactly as `oncely reconcile settle` and the admin API do: through
+ * `Reconciliation.settle`, which records the decision on the row for the owner to commit as an
+ * event (`via: "operator"`, with `by`).
+ */
+export async function settle(ctx: ConsoleContext, body: unknown): Promise<{ message: string; action: OperatorAction }> {
+  const form = parseBody(settleForm, body, "settlement");
+  const optionalNote = form.note?.trim() ? { note: form.note.trim() } : {};
+  let settlement: Settlement;
+  if (form.outcome === "succeeded") {
+    if (form.reason?.trim())
+      throw new InvalidInputError("invalid settlement", ["reason: goes with failed, not succeeded"]);
+    settlement = { outcome: "succeeded", result: parseResult(form.result), by: form.by, ...optionalNote };
+  } else {
+    if (form.result?.trim())
+      throw new InvalidInputError("invalid settlement", ["result: goes with succeeded, not failed"]);
+    if (!form.reason?.trim())
+      throw new InvalidInputError("invalid settlement", ["reason: a failed settlement needs a reason"]);
+    settlement = { outcome: "failed", reason: form.reason.trim(), by: form.by, ...optionalNote };
+  }
+  const row = await ctx.journal.getOutbox(form.key);
+  if (row?.category !== "effect") throw new EffectNotFoundError(form.key);
+  ctx.checkSettlement(row, settlement);
+  await ctx.reconciliation.settle(form.key, settlement);
+  const action = await done(ctx, "settle", form.key, settlement.outcome, form);
+  return { message: `settled ${form.key} as ${settlement.outcome} by ${form.by}`, action };
+}
+
+/** Record an action that took effect, with the operator's name and note as posted. */
+const done = (
+  ctx: ConsoleContext,
+  action: OperatorAction["action"],
+  target: string,
+  outcome: string,
+  form: { by: string; note?: string | undefined },
+): Promise<OperatorAction> =>
+  recordAction(ctx.journal, ctx.clock, ctx.ids, {
+    by: form.by,
+    action,
+    target,
+    outcome,
+    note: form.note?.trim() || null,
+  });
+
+/** 404 for a dead letter nobody stored (the operations themselves answer any bad id as invalid input). */
+export async function requireDeadLetter(ctx: ConsoleContext, id: string): Promise<void> {
+  if (!(await ctx.journal.getDeadLetter(id))) throw new ConsoleHttpError(404, `no dead letter "${id}"`);
+}
+
+/** Replay a dead letter through its consumer (`DeadLetters.replay`), recording who did it. */
+export async function replay(
+  ctx: ConsoleContext,
+  id: string,
+  body: unknown,
+): Promise<{ message: string; action: OperatorAction }> {
+  const form = parseBody(operatorForm, body, "replay");
+  await requireDeadLetter(ctx, id);
+  const result = await ctx.deadLetters.replay(id).catch((error: unknown) => {
+    // The letter stays open; say why the consumer refused it again (its cause is not fixed yet).
+    if (error instanceof InvalidInputError || error instanceof NotRegisteredError) throw error;
+    if (error instanceof RetryableError) throw new ConsoleHttpError(503, `replay failed, try again: ${error.message}`);
+    if (error instanceof TerminalError) throw new ConsoleHttpError(409, `replay refused: ${error.message}`);
+    throw error;
+  });
+  const outcome = result.released > 0 ? `${result.outcome}, released ${result.released}` : result.outcome;
+  const action = await done(ctx, "replay", id, outcome, form);
+  return { message: `replayed ${id}: ${outcome}`, action };
+}
+
+/** Discard a dead letter (`DeadLetters.discard`; it stays stored), recording who did it. */
+export async function discard(
+  ctx: ConsoleContext,
+  id: string,
+  body: unknown,
+): Promise<{ message: string; action: OperatorAction }> {
+  const form = parseBody(operatorForm, body, "discard");
+  await requireDeadLetter(ctx, id);
+  await ctx.deadLetters.discard(id);
+  const action = await done(ctx, "discard", id, "discarded", form);
+  return { message: `discarded ${id}`, action };
+}

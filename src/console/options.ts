@@ -1,0 +1,65 @@
+import { CONSOLE_DEFAULTS, positiveInteger, positiveMs } from "../base/defaults.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import { Reconciliation } from "../effects/reconciliation.js";
+import type { Settlement } from "../effects/types.js";
+import type { Journal, OutboxRow } from "../journal/types.js";
+import { DeadLetters } from "../messaging/dead-letters.js";
+import { assertBearerToken } from "./bearer.js";
+
+export interface ConsoleOptions {
+  /** Any journal: the console reads it through the `Journal` interface only. */
+  journal: Journal;
+  /** The bearer token every console request must carry (the application's admin token). */
+  token: string;
+  /** The reconciliation queue settles go through (default: one over `journal`). */
+  reconciliation?: Reconciliation | undefined;
+  /**
+   * Dead-letter operations. Replay needs the application's consumers registered on it; the
+   * default (none) lists, shows and discards, and answers replay with 409 naming what is missing.
+   */
+  deadLetters?: DeadLetters | undefined;
+  /** Consumers whose parked messages are listed, besides those named by gap alerts and dead letters. */
+  consumers?: readonly string[] | undefined;
+  /**
+   * The application's own rule for a settlement (e.g. "a succeeded payment needs a paymentId"),
+   * checked before it is recorded; throw `InvalidInputError` naming the field to refuse it.
+   */
+  checkSettlement?: ((effect: OutboxRow, settlement: Settlement) => void) | undefined;
+  /** Page refresh interval (default `CONSOLE_DEFAULTS.pollMs`). */
+  pollMs?: number | undefined;
+  clock?: Clock | undefined;
+  ids?: IdGenerator | undefined;
+}
+
+/** The options with every default applied, as the routes use them. */
+export interface ConsoleContext {
+  journal: Journal;
+  token: string;
+  reconciliation: Reconciliation;
+  deadLetters: DeadLetters;
+  consumers: readonly string[];
+  checkSettlement: (effect: OutboxRow, settlement: Settlement) => void;
+  pollMs: number;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Where the console is mounted, e.g. `/console`. */
+  prefix: string;
+}
+
+export function consoleContext(options: ConsoleOptions, prefix: string): ConsoleContext {
+  const clock = options.clock ?? systemClock;
+  return {
+    journal: options.journal,
+    token: assertBearerToken(options.token, "console token"),
+    reconciliation: options.reconciliation ?? new Reconciliation({ journal: options.journal, clock }),
+    deadLetters: options.deadLetters ?? new DeadLetters(options.journal, { clock }),
+    consumers: options.consumers ?? [],
+    checkSettlement: options.checkSettlement ?? (() => {}),
+    pollMs: positiveMs("console pollMs", options.pollMs ?? CONSOLE_DEFAULTS.pollMs),
+    clock,
+    ids: options.ids ?? randomIds,
+    prefix: prefix.replace(/\/+$/, ""),
+  };
+}
+
+export const pageSize = positiveInteger("console pageSize", CONSOLE_DEFAULTS.pageSize);

@@ -1,0 +1,111 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { discard, replay, settle } from "./actions.js";
+import { bearerVerifier } from "./bearer.js";
+import { CLIENT_SCRIPT } from "./client-script.js";
+import { ConsoleHttpError, consoleError } from "./errors.js";
+import type { Html } from "./html.js";
+import { type ConsoleContext, type ConsoleOptions, consoleContext } from "./options.js";
+import { auditPage } from "./pages/audit.js";
+import { deadLetterPage, deadLettersPage } from "./pages/dead-letters.js";
+import { effectsPage } from "./pages/effects.js";
+import { parkedPage } from "./pages/parked.js";
+import { reconciliationPage } from "./pages/reconciliation.js";
+import { timelinePage } from "./pages/timeline.js";
+import { shellPage } from "./shell.js";
+import { STYLES } from "./styles.js";
+
+/**
+ * No script, style or connection from anywhere but this server, no inline script (an injected
+ * `<script>` would not run even if a value escaped escaping), no framing, no form posting elsewhere.
+ */
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+function secure(reply: FastifyReply, type: string): FastifyReply {
+  return reply
+    .header("content-type", type)
+    .header("content-security-policy", CSP)
+    .header("x-content-type-options", "nosniff")
+    .header("referrer-policy", "no-referrer")
+    .header("cache-control", "no-store");
+}
+
+const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) => Promise<Html>> = {
+  effects: (ctx, request) => effectsPage(ctx, request.query),
+  reconciliation: (ctx) => reconciliationPage(ctx),
+  "dead-letters": (ctx, request) => deadLettersPage(ctx, request.query),
+  parked: (ctx) => parkedPage(ctx),
+  timeline: (ctx, request) => timelinePage(ctx, request.query),
+  audit: (ctx) => auditPage(ctx),
+};
+
+/**
+ * The operator console as a fastify plugin: register it with a prefix
+ * (`app.register(consolePlugin, { prefix: "/console", journal, token })`).
+ *
+ * - `GET <prefix>/…` answers the same data-free shell page, its script and its stylesheet, with no token;
+ * - everything under `<prefix>/api/` needs `Authorization: Bearer <token>`, GET included: the
+ *   views (HTML fragments, every value escaped) and the POST actions (settle, replay, discard),
+ *   which take JSON, answer `{message}` or `{error, issues}` with a 4xx naming the field, and
+ *   record the operator who took them.
+ *
+ * Only fastify's types are imported: the application (or `oncely console`) brings fastify.
+ */
+export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
+  const ctx = consoleContext(options, app.prefix);
+  app.setErrorHandler((error, _request, reply) => {
+    const { status, body } = consoleError(error);
+    if (status >= 500) app.log.error({ err: error }, "console request failed");
+    void secure(reply, "application/json; charset=utf-8").code(status).send(body);
+  });
+
+  app.get("/assets/console.js", async (_request, reply) =>
+    secure(reply, "text/javascript; charset=utf-8").send(CLIENT_SCRIPT),
+  );
+  app.get("/assets/console.css", async (_request, reply) => secure(reply, "text/css; charset=utf-8").send(STYLES));
+  const shell = shellPage(ctx);
+  const sendShell = async (_request: FastifyRequest, reply: FastifyReply) =>
+    secure(reply, "text/html; charset=utf-8").send(shell);
+  app.get("/", sendShell);
+  for (const page of Object.keys(viewPages)) app.get(`/${page}`, sendShell);
+  app.get("/dead-letters/:id", sendShell);
+
+  await app.register(async (api) => {
+    const verify = bearerVerifier(ctx.token);
+    api.addHook("onRequest", async (request, reply) => {
+      const check = verify(request.headers.authorization);
+      if (check === "ok") return;
+      void reply.header("www-authenticate", check === "missing" ? "Bearer" : 'Bearer error="invalid_token"');
+      throw new ConsoleHttpError(
+        401,
+        check === "missing" ? "console: send Authorization: Bearer <admin token>" : "console: invalid bearer token",
+      );
+    });
+
+    api.get("/api/view/dead-letters/:id", async (request, reply) => {
+      const { id } = request.params as { id: string };
+      return secure(reply, "text/html; charset=utf-8").send((await deadLetterPage(ctx, id)).text);
+    });
+    api.get("/api/view/:page", async (request, reply) => {
+      const { page } = request.params as { page: string };
+      const render = Object.hasOwn(viewPages, page) ? viewPages[page] : undefined;
+      if (!render)
+        throw new ConsoleHttpError(404, `no console page "${page}"`, [
+          `page: one of ${Object.keys(viewPages).join(", ")}`,
+        ]);
+      return secure(reply, "text/html; charset=utf-8").send((await render(ctx, request)).text);
+    });
+
+    api.post("/api/reconciliation/settle", async (request) => settle(ctx, request.body));
+    api.post("/api/dead-letters/:id/replay", async (request) =>
+      replay(ctx, (request.params as { id: string }).id, request.body),
+    );
+    api.post("/api/dead-letters/:id/discard", async (request) =>
+      discard(ctx, (request.params as { id: string }).id, request.body),
+    );
+    api.all("/api/*", async (request) => {
+      throw new ConsoleHttpError(404, `no console route ${request.method} ${request.url}`);
+    });
+  });
+}
