@@ -110,8 +110,9 @@ describe("defineEffect: the boundary checks", () => {
     expect(provider.calls).toEqual([]);
     const [outcome] = await heard();
     expect(outcome?.type).toBe("oncely.effect.failed");
-    expect(outcome?.error).toMatch(
-      /effect "renewal:r1:charge" of kind "charge" not run: .*input of effect "charge".*amount: /,
+    expect(outcome?.error).toBe(
+      'effect "renewal:r1:charge" of kind "charge" not run: InvalidInputError: invalid input of effect "charge": ' +
+        "amount: Too small: expected number to be >0",
     );
     expect((await getEffect(w.journal, chargeKey))?.status).toBe("Failed");
   });

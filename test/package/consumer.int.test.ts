@@ -59,6 +59,8 @@ beforeAll(() => {
     join(repo, "node_modules/better-sqlite3"),
     `@types/node@${installedVersion("@types/node")}`,
     `@types/better-sqlite3@${installedVersion("@types/better-sqlite3")}`,
+    // The README's effects validate their input with zod, as a user's would.
+    `zod@${installedVersion("zod")}`,
   ]);
   blocks.forEach((code, i) => {
     writeFileSync(join(dir, `readme-${i + 1}.ts`), code);
@@ -70,9 +72,14 @@ beforeAll(() => {
       'import { given, memoryJournal, SimulatedClock } from "oncely/testing";',
       'import { type ConformanceTestApi, journalConformance } from "oncely/testing/conformance";',
       'import { sqliteJournal } from "oncely/sqlite";',
+      'import { defineEffect, type OutcomeOf } from "oncely";',
+      // A declared effect whose input is read by a plain function, not a schema library.
+      'const ping = defineEffect({ kind: "ping", input: (raw: unknown) => String(raw), result: (raw: unknown) => Number(raw) });',
+      'type Pinged = Extract<OutcomeOf<typeof ping>, { type: "oncely.effect.succeeded" }>;',
+      "const pinged: (o: Pinged) => number = (o) => o.result + o.input.length;",
       "const journals: Journal[] = [memoryJournal(), sqliteJournal({ path: ':memory:' })];",
       "const api: ConformanceTestApi | undefined = undefined;",
-      "export { api, given, journalConformance, journals, SimulatedClock };",
+      "export { api, given, journalConformance, journals, ping, pinged, SimulatedClock };",
     ].join("\n"),
   );
 }, 180_000);
