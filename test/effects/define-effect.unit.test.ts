@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
+import { Runtime } from "../../src/core/runtime.js";
 import { defineEffect } from "../../src/effects/define-effect.js";
+import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { Reconciliation } from "../../src/effects/reconciliation.js";
-import { succeeded } from "../../src/effects/types.js";
+import { type EffectHandler, succeeded } from "../../src/effects/types.js";
 import { getEffect } from "../../src/effects/view.js";
 import { memoryJournal } from "../../src/journal/memory.js";
-import { chargeProvider, renewalActor } from "./fixtures/typed-actor.js";
+import { chargeProvider, receipt, renewalActor } from "./fixtures/typed-actor.js";
 import { World } from "./fixtures/world.js";
 
 type Heard = {
@@ -153,6 +155,16 @@ describe("defineEffect: the boundary checks", () => {
       input: chargeInput,
       notBefore: 9,
     });
+  });
+
+  it("a dispatcher refuses a declared effect that was never implemented, naming the kind", () => {
+    const journal = memoryJournal();
+    const runtime = new Runtime({ journal, actors: [renewalActor] });
+    const declaredOnly = receipt as unknown as EffectHandler;
+    expect(() => new Dispatcher({ journal, runtime, owner: "d", handlers: [declaredOnly] })).toThrow(
+      /the handler for effect kind "receipt" has no run/,
+    );
+    runtime.close();
   });
 
   it("a parse function works as a schema; what it throws is named", () => {
