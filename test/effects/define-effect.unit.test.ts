@@ -1,5 +1,7 @@
+import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
+import { registerReconcileCommands } from "../../src/cli/reconcile.js";
 import { Runtime } from "../../src/core/runtime.js";
 import { defineEffect } from "../../src/effects/define-effect.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
@@ -100,6 +102,41 @@ describe("defineEffect: outcomes carry the effect's input", () => {
         settledBy: "ops",
         input: chargeInput,
         result: { chargeId: "ch_manual" },
+      }),
+    );
+  });
+});
+
+describe("defineEffect: an operator's settlement through the CLI", () => {
+  it("reaches the owner typed, with the input, and a result the schema refuses is refused", async () => {
+    const { w, heard } = await start({ run: "throw", lookup: "none" });
+    await w.drain();
+    const settle = async (result: string) => {
+      const program = new Command().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+      registerReconcileCommands(program, async () => w.journal, { out: () => {} });
+      await program.parseAsync([
+        "node",
+        "oncely",
+        "reconcile",
+        "settle",
+        chargeKey,
+        "--succeeded",
+        "--result",
+        result,
+        "--by",
+        "carol",
+      ]);
+      await w.drain();
+    };
+    await settle('{"chargeId":""}');
+    expect((await heard()).map((o) => o.type)).toEqual(["oncely.effect.unknown", "oncely.effect.needs-reconciliation"]);
+    await settle('{"chargeId":"ch_cli"}');
+    expect((await heard())[2]).toEqual(
+      expect.objectContaining({
+        via: "operator",
+        settledBy: "carol",
+        input: chargeInput,
+        result: { chargeId: "ch_cli" },
       }),
     );
   });
