@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { defineActor } from "../src/core/actor.js";
-import type { Typed } from "../src/core/decider.js";
+import type { EffectOutcome, Typed } from "../src/core/decider.js";
 import { Runtime } from "../src/core/runtime.js";
 import { Dispatcher } from "../src/effects/dispatcher.js";
 import { succeeded } from "../src/effects/types.js";
@@ -37,7 +37,7 @@ const effectOf = (orderId: string, step: number) => {
   return { kind, key: orderKey(orderId, kind), input: { orderId } };
 };
 
-const orderActor = defineActor<{ done: number; placed: boolean }, OrderCommand, OrderEvent>({
+const orderActor = defineActor<{ done: number; placed: boolean }, OrderCommand | EffectOutcome, OrderEvent>({
   type: "order",
   initialState: () => ({ done: 0, placed: false }),
   evolve: (state, event) =>

@@ -34,7 +34,13 @@ export { isStorableText, unstorableReason } from "./base/storable-text.js";
 // Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
 export { openJournal } from "./cli/open-journal.js";
 // Actors and the runtime
-export { type ActorDefinition, type AnyActor, defineActor, type SnapshotPolicy } from "./core/actor.js";
+export {
+  type ActorDefinition,
+  type AnyActor,
+  defineActor,
+  type OutcomesOf,
+  type SnapshotPolicy,
+} from "./core/actor.js";
 export { type Address, formatAddress, parseAddress } from "./core/address.js";
 export {
   type Clock,
@@ -51,8 +57,12 @@ export type {
   Decider,
   Decision,
   EffectOutcome,
+  EffectOutcomeOf,
   EffectRequest,
+  EffectType,
+  MessageOutcome,
   MessageRequest,
+  OutcomeOf,
   PublishRequest,
   Typed,
 } from "./core/decider.js";

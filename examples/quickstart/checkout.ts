@@ -1,20 +1,32 @@
 /**
- * The smallest complete oncely program: an actor that charges a card exactly once, a handler
- * that talks to the provider with the effect's key, and a dispatcher that delivers the outbox.
- * The README quotes this file; examples/quickstart/checkout.unit.test.ts runs it.
+ * The smallest complete oncely program: an actor that charges a card exactly once, a declared
+ * effect whose handler talks to the provider with the effect's key, and a dispatcher that
+ * delivers the outbox. The README quotes this file; examples/quickstart/checkout.unit.test.ts runs it.
  */
 import {
   CommandRejectedError,
   createRuntime,
   Dispatcher,
   defineActor,
-  type EffectHandler,
+  defineEffect,
   type EffectStatus,
   effectStatusAfter,
   failed,
   succeeded,
 } from "oncely";
 import { memoryJournal } from "oncely/testing";
+import { z } from "zod";
+
+/**
+ * Declared once: `decide` requests it, a dispatcher runs it, and its outcomes come back to the
+ * actor typed (`command.input` is `{ amount: number }`, `command.result` is `{ id: string }`).
+ * The dispatcher checks the stored input against the schema before every run.
+ */
+export const payment = defineEffect({
+  kind: "payment",
+  input: z.object({ amount: z.number().int().positive() }),
+  result: z.object({ id: z.string() }),
+});
 
 interface Checkout {
   amount: number | null;
@@ -28,8 +40,9 @@ type Event =
   | { type: "PaymentFailed"; reason: string }
   | { type: "PaymentUnknown" };
 
-export const checkout = defineActor<Checkout, Command, Event>({
+export const checkout = defineActor<Checkout, Command, Event, typeof payment>({
   type: "checkout",
+  effects: [payment], // its decide takes Command | OutcomeOf<typeof payment>
   initialState: () => ({ amount: null, payment: "NotRequested", paymentId: null }),
   // Pure: recovery replays only this. Never call a provider here.
   evolve: (state, event) => {
@@ -53,25 +66,24 @@ export const checkout = defineActor<Checkout, Command, Event>({
         return {
           events: [{ type: "CheckoutStarted", amount: command.amount }],
           // The key names the business action, so every retry and every recovery uses the same one.
-          effects: [{ kind: "payment", key: `checkout:${id}:payment`, input: { amount: command.amount } }],
+          effects: [payment.request(`checkout:${id}:payment`, { amount: command.amount })],
         };
       case "oncely.effect.succeeded":
-        return { events: [{ type: "PaymentCompleted", paymentId: (command.result as { id: string }).id }] };
+        return { events: [{ type: "PaymentCompleted", paymentId: command.result.id }] };
       case "oncely.effect.failed":
         return { events: [{ type: "PaymentFailed", reason: command.error }] };
       case "oncely.effect.unknown":
         return { events: [{ type: "PaymentUnknown" }] };
-      default:
-        return {};
+      case "oncely.effect.needs-reconciliation":
+        return {}; // still Unknown; an operator settles it (oncely reconcile), and its outcome comes back here
     }
   },
 });
 
-/** A provider that dedups by idempotency key, as Stripe-like APIs do. */
+/** A provider that dedups by idempotency key, as Stripe-like APIs do: the handler of `payment`. */
 export function fakePaymentProvider() {
   const charges = new Map<string, { id: string; amount: number }>();
-  const handler: EffectHandler<{ amount: number }, { id: string }> = {
-    kind: "payment",
+  const handler = payment.implement({
     policy: { providerDedups: true, timeoutMs: 1_000, leaseMs: 5_000 },
     run: async (input, { idempotencyKey }) => {
       if (input.amount > 10_000) return failed("card declined");
@@ -79,7 +91,7 @@ export function fakePaymentProvider() {
       charges.set(idempotencyKey, charge);
       return succeeded({ id: charge.id });
     },
-  };
+  });
   return { charges, handler };
 }
 

@@ -1,4 +1,4 @@
-import type { Decider, EffectOutcome, Typed } from "./decider.js";
+import type { Decider, EffectType, MessageOutcome, OutcomeOf, Typed } from "./decider.js";
 
 export interface SnapshotPolicy<S> {
   /** Take a snapshot every N events (counted by stream version). */
@@ -10,13 +10,18 @@ export interface SnapshotPolicy<S> {
 }
 
 /**
- * An actor type: a decider plus how the runtime should treat it. Commands include the
- * effect/delivery outcomes the runtime routes back (`EffectOutcome`).
+ * An actor type: a decider plus how the runtime should treat it. `decide` takes the commands `C`
+ * and the outcomes `O` the runtime routes back: those of the effects it requests and, when it
+ * sends messages, their deliveries (`defineActor` derives `O` from `effects` and `messages`).
  */
-export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends Typed = Typed>
-  extends Decider<S, C | EffectOutcome, E> {
+export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends Typed = Typed, O extends Typed = never>
+  extends Decider<S, C | O, E> {
   /** The address prefix: an actor `order/42` has type `order`. */
   type: string;
+  /** The effects its decisions request (see `defineEffect`); their outcomes are typed in `decide`. */
+  effects?: readonly EffectType[];
+  /** True when its decisions `send` messages: `decide` then also takes `MessageOutcome`. */
+  messages?: boolean;
   snapshot?: SnapshotPolicy<S>;
   /**
    * Runs after an actor was rebuilt from its journal (the seed's RecoveryCompleted). It may only
@@ -27,13 +32,28 @@ export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends
   parseCommand?(input: unknown): C;
 }
 
-/** Identity helper that keeps the generic types inferred. */
-export function defineActor<S, C extends Typed, E extends Typed>(
-  definition: ActorDefinition<S, C, E>,
-): ActorDefinition<S, C, E> {
+/** What an actor requesting effects `Fx` (a union) and sending messages when `M` receives back. */
+export type OutcomesOf<Fx extends EffectType, M extends boolean> =
+  | OutcomeOf<Fx>
+  | (M extends true ? MessageOutcome : never);
+
+/**
+ * Identity helper that types `decide`: `defineActor<S, C, E, typeof payment | typeof receipt, true>`
+ * with `effects: [payment, receipt], messages: true` makes its command `C | OutcomeOf<typeof payment> |
+ * OutcomeOf<typeof receipt> | MessageOutcome`; an actor that requests nothing sees only `C`.
+ */
+export function defineActor<
+  S,
+  C extends Typed,
+  E extends Typed,
+  Fx extends EffectType = never,
+  M extends boolean = false,
+>(
+  definition: ActorDefinition<S, C, E, OutcomesOf<Fx, M>> & { effects?: readonly Fx[]; messages?: M },
+): ActorDefinition<S, C, E, OutcomesOf<Fx, M>> {
   return definition;
 }
 
 /** An actor of any state, command and event type, as a registry holds them. */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds actors of every state and command type
-export type AnyActor = ActorDefinition<any, any, any>;
+export type AnyActor = ActorDefinition<any, any, any, any>;

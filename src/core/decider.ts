@@ -9,14 +9,27 @@ export interface Typed {
   type: string;
 }
 
-/** A request to something outside, with a key that names the business action (`order:42:payment`). */
-export interface EffectRequest {
-  kind: string;
+/**
+ * A request to something outside, with a key that names the business action (`order:42:payment`).
+ * Build it with a declared effect's `request` (see `defineEffect`) to have kind and input typed.
+ */
+export interface EffectRequest<K extends string = string, I = unknown> {
+  kind: K;
   /** Stable idempotency key. Derive it from business identity, never from an attempt or a random id. */
   key: string;
-  input: unknown;
+  input: I;
   /** Do not run before this time (epoch ms): a durable timer. */
   notBefore?: number;
+}
+
+/**
+ * What `decide` knows of a declared effect (see `defineEffect`): its kind and, for the type checker
+ * only, its input and result types. Core types name no handler, so deciders stay pure.
+ */
+export interface EffectType<K extends string = string, I = unknown, R = unknown> {
+  readonly kind: K;
+  /** Type-level only: never present at run time. */
+  readonly "~types"?: { readonly input: I; readonly result: R } | undefined;
 }
 
 /** A command for another actor, delivered at least once and deduplicated by the receiver's inbox. */
@@ -72,16 +85,22 @@ export interface Decider<S, C extends Typed, E extends Typed> {
   decide(command: C, state: S, context: DecideContext): Decision<E>;
 }
 
-/** Outcomes of effects and deliveries, sent back to the owning actor as commands. */
-export type EffectOutcome =
+type Via = "run" | "lookup" | "operator";
+
+/**
+ * The outcomes of one effect kind, sent back to the owning actor as commands. Each carries the
+ * input the effect was requested with (read from its outbox row), so the actor never parses keys.
+ */
+export type EffectOutcomeOf<K extends string = string, I = unknown, R = unknown> =
   | {
       type: "oncely.effect.succeeded";
       key: string;
-      kind: string;
-      result: unknown;
+      kind: K;
+      input: I;
+      result: R;
       attempt: number;
       /** How the outcome was learned. */
-      via: "run" | "lookup" | "operator";
+      via: Via;
       /** The operator who settled it (via "operator" only). */
       settledBy?: string;
       /** The operator's note (via "operator" only). */
@@ -90,10 +109,11 @@ export type EffectOutcome =
   | {
       type: "oncely.effect.failed";
       key: string;
-      kind: string;
+      kind: K;
+      input: I;
       error: string;
       attempt: number;
-      via: "run" | "lookup" | "operator";
+      via: Via;
       /** The operator who settled it (via "operator" only). */
       settledBy?: string;
       /** The operator's note (via "operator" only). */
@@ -103,7 +123,8 @@ export type EffectOutcome =
       /** Not final: the provider may or may not have acted. A resolver or an operator will settle it. */
       type: "oncely.effect.unknown";
       key: string;
-      kind: string;
+      kind: K;
+      input: I;
       error: string;
       attempt: number;
     }
@@ -111,12 +132,27 @@ export type EffectOutcome =
       /** Still unknown after the resolver's budget: it now waits in the reconciliation queue. */
       type: "oncely.effect.needs-reconciliation";
       key: string;
-      kind: string;
+      kind: K;
+      input: I;
       error: string;
       attempt: number;
-    }
+    };
+
+/** The outcomes of an actor-to-actor message, sent back to the sender as commands. */
+export type MessageOutcome =
   | { type: "oncely.message.delivered"; id: string; to: string; reply: unknown }
   | { type: "oncely.message.rejected"; id: string; to: string; error: string };
+
+/** The outcomes of the declared effect(s) `F` (a union distributes): `OutcomeOf<typeof payment>`. */
+export type OutcomeOf<F> = F extends EffectType<infer K, infer I, infer R> ? EffectOutcomeOf<K, I, R> : never;
+
+/**
+ * Every outcome, untyped: an actor may still take `C | EffectOutcome` and narrow by hand. `input`
+ * is optional here only so that outcomes built by hand (older tests) still typecheck; the
+ * dispatcher always sets it.
+ */
+export type EffectOutcome = LooseInput<EffectOutcomeOf> | MessageOutcome;
+type LooseInput<T> = T extends unknown ? Omit<T, "input"> & { input?: unknown } : never;
 
 export const isEffectOutcome = (command: Typed): command is EffectOutcome =>
   command.type.startsWith("oncely.effect.") || command.type.startsWith("oncely.message.");

@@ -107,6 +107,12 @@ export class Dispatcher implements HandOver {
     this.defaultPolicy = resolvePolicy(options.defaultPolicy);
     const handlers = new Map<string, EffectHandler>();
     for (const handler of options.handlers ?? []) {
+      if (typeof handler.run !== "function") {
+        // A declared effect without its implementation (`defineEffect({ kind })` not yet `.implement`ed).
+        throw new InvalidInputError(
+          `the handler for effect kind "${handler.kind}" has no run: pass an effect defined with run, or effect.implement({ run })`,
+        );
+      }
       if (handlers.has(handler.kind)) throw new InvalidInputError(`two handlers for effect kind "${handler.kind}"`);
       handlers.set(handler.kind, handler);
       this.policies.set(handler.kind, resolvePolicy(options.defaultPolicy, handler.policy));

@@ -29,8 +29,14 @@ import type { DefiniteResult, EffectHandler, EffectPolicy, LookupResult, NotPerf
 export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void> {
   const state = effectRowState(row);
   const policy = ctx.policyFor(row.kind);
-  if (state.pending) return deliverOutcome(ctx, row, state, state.pending, row.attempts, policy);
   const handler = ctx.handlers.get(row.kind);
+  if (state.pending) {
+    const refused = state.pending.via === "operator" ? unreadable(handler, state.pending) : undefined;
+    // An operator's result the owner could not read goes back to the queue, with why, never to the owner.
+    if (refused)
+      return escalate(ctx, row, { ...state, pending: undefined }, `operator's settlement refused: ${refused}`);
+    return deliverOutcome(ctx, row, state, state.pending, row.attempts, policy);
+  }
   if (row.status === "resolving") return resolveStep(ctx, row, state, policy, handler);
   if (!handler) {
     // Another dispatcher may serve this kind; back off so we do not spin on it.
@@ -73,7 +79,46 @@ export const firstAttemptRecorded = (now: number): { attempts: number; result: E
 // biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
 type AnyHandler = EffectHandler<any, any>;
 
+/** The input the effect was requested with, as stored in its outbox row; every outcome carries it. */
 const inputOf = (row: OutboxRow): unknown => (row.payload as { input?: unknown } | null)?.input ?? null;
+
+/** The stored input through the handler's `parseInput` (a declared effect's schema), if it has one. */
+function checkedInput(
+  handler: AnyHandler,
+  row: OutboxRow,
+): { ok: true; value: unknown } | { ok: false; error: string } {
+  const raw = inputOf(row);
+  if (!handler.parseInput) return { ok: true, value: raw };
+  try {
+    return { ok: true, value: handler.parseInput(raw) };
+  } catch (error) {
+    return { ok: false, error: `effect "${row.id}" of kind "${row.kind}" not run: ${errorText(error)}` };
+  }
+}
+
+/**
+ * An input the handler cannot read is never run. Never run before: a terminal failure the owner
+ * hears at once. Run before (by older code that read it): the provider may have acted, so it goes
+ * to an operator.
+ */
+function refuseInput(ctx: StepContext, row: OutboxRow, state: EffectRowState, policy: EffectPolicy, error: string) {
+  if (row.attempts > 0) return escalate(ctx, row, state, error);
+  return deliverOutcome(ctx, row, state, { outcome: "failed", reason: error, via: "run" }, 0, policy);
+}
+
+/**
+ * A succeeded answer's result through the handler's `parseResult`, replaced in place by what it
+ * parses to; returns why it could not be read, or undefined when it reads.
+ */
+function unreadable(handler: AnyHandler | undefined, answer: DefiniteResult | PendingOutcome): string | undefined {
+  if (answer.outcome !== "succeeded" || !handler?.parseResult) return undefined;
+  try {
+    answer.result = handler.parseResult(answer.result);
+    return undefined;
+  } catch (error) {
+    return `unreadable result of kind "${handler.kind}": ${errorText(error)}`;
+  }
+}
 
 async function runStep(
   ctx: StepContext,
@@ -83,6 +128,8 @@ async function runStep(
   handler: AnyHandler,
   recorded = false,
 ): Promise<void> {
+  const input = checkedInput(handler, row);
+  if (!input.ok) return refuseInput(ctx, row, state, policy, input.error);
   await ctx.faults.hit("dispatch.beforeHandler");
   const attempt = row.attempts + 1;
   const startedAt = ctx.clock.now();
@@ -98,11 +145,19 @@ async function runStep(
   let ambiguity = "";
   try {
     const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+      handler.run(input.value, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
     );
     answer = definiteAnswer(raw);
+    const badResult = answer && unreadable(handler, answer);
+    if (badResult) {
+      // A 2xx whose body we cannot read: the provider may have acted, so it is ambiguous.
+      answer = undefined;
+      ambiguity = badResult;
+    }
     skipped = notPerformedAnswer(raw);
-    if (!answer && !skipped) ambiguity = `handler for "${row.kind}" returned no succeeded/failed/not-performed outcome`;
+    if (!answer && !skipped && !ambiguity) {
+      ambiguity = `handler for "${row.kind}" returned no succeeded/failed/not-performed outcome`;
+    }
   } catch (error) {
     answer = thrownTerminal(error);
     skipped = thrownNotPerformed(error);
@@ -209,6 +264,7 @@ async function deliverOutcome(
           type: "oncely.effect.succeeded",
           key: row.id,
           kind: row.kind,
+          input: inputOf(row),
           result: pending.result,
           attempt,
           via: pending.via,
@@ -218,6 +274,7 @@ async function deliverOutcome(
           type: "oncely.effect.failed",
           key: row.id,
           kind: row.kind,
+          input: inputOf(row),
           error: pending.reason,
           attempt,
           via: pending.via,
@@ -283,6 +340,7 @@ async function goUnknown(
     type: "oncely.effect.unknown",
     key: row.id,
     kind: row.kind,
+    input: inputOf(row),
     error: reason,
     attempt: row.attempts,
   };
@@ -306,6 +364,7 @@ async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState,
     type: "oncely.effect.needs-reconciliation",
     key: row.id,
     kind: row.kind,
+    input: inputOf(row),
     error: reason,
     attempt: row.attempts,
   };
@@ -331,19 +390,27 @@ async function resolveStep(
   if (!handler || !lookup) {
     return escalate(ctx, row, state, row.lastError ?? `no lookup for effect kind "${row.kind}"`);
   }
+  const input = checkedInput(handler, row);
+  // It may have run with that input (under older code): only an operator can say what happened.
+  if (!input.ok) return escalate(ctx, row, state, input.error);
   const lookups = (state.lookups ?? 0) + 1;
   ctx.stats.lookups++;
   let found: LookupResult | undefined;
   let problem: string;
   try {
     found = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      lookup.call(handler, row.id, { signal, input: inputOf(row) }),
+      lookup.call(handler, row.id, { signal, input: input.value }),
     );
     problem = `lookup of "${row.id}" answered ${JSON.stringify(found?.outcome ?? null)}`;
   } catch (error) {
     problem = `lookup failed: ${errorText(error)}`;
   }
-  const answer = definiteAnswer(found);
+  let answer = definiteAnswer(found);
+  const badResult = answer && unreadable(handler, answer);
+  if (badResult) {
+    answer = undefined;
+    problem = badResult;
+  }
   if (answer) {
     const pending: PendingOutcome =
       answer.outcome === "succeeded"

@@ -8,6 +8,15 @@ export {
 } from "../messaging/outbox-retention.js";
 export { backoffDelay } from "./backoff.js";
 export type { CommandSink, DispatcherStats, MessageRetryPolicy } from "./context.js";
+export {
+  type DeclaredEffect,
+  defineEffect,
+  type Effect,
+  type EffectImplementation,
+  type EffectSpec,
+  type Parser,
+  type SchemaLike,
+} from "./define-effect.js";
 export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";
 export { EffectNotFoundError, EffectNotSettleableError, EffectTimeoutError } from "./errors.js";
 export { type EffectMetrics, effectMetrics } from "./metrics.js";

@@ -59,6 +59,13 @@ export interface EffectHandler<I = unknown, R = unknown> {
   /** Ask the provider what happened to a key. Throwing counts as "still unknown". */
   lookup?(idempotencyKey: string, context: { signal: AbortSignal; input: I }): Promise<LookupResult<R>>;
   policy?: Partial<EffectPolicy>;
+  /**
+   * Checks the stored input before every `run` and `lookup` (a `defineEffect` with an `input`
+   * schema sets it); throwing means the input cannot be read, so the effect is never run with it.
+   */
+  parseInput?(raw: unknown): I;
+  /** Checks a result (from run, lookup or an operator) before the owner gets it; throwing rejects it. */
+  parseResult?(raw: unknown): R;
 }
 
 export interface Backoff {

@@ -42,7 +42,7 @@ export interface ProcessManagerDefinition<S, E extends Typed> {
 }
 
 export interface ProcessManager<S, E extends Typed> {
-  actor: ActorDefinition<S, ProcessEventCommand, E>;
+  actor: ActorDefinition<S, ProcessEventCommand, E, EffectOutcome>;
   /** Consumer handler that routes events to the process actor (messageId = eventId). */
   route: CommandHandler;
 }
@@ -72,7 +72,7 @@ export interface ProcessManager<S, E extends Typed> {
 export function defineProcessManager<S, E extends Typed>(
   definition: ProcessManagerDefinition<S, E>,
 ): ProcessManager<S, E> {
-  const actor: ActorDefinition<S, ProcessEventCommand, E> = {
+  const actor: ActorDefinition<S, ProcessEventCommand, E, EffectOutcome> = {
     type: definition.type,
     initialState: definition.initialState,
     evolve: definition.evolve,
@@ -80,7 +80,7 @@ export function defineProcessManager<S, E extends Typed>(
       if (command.type === "oncely.process.event") {
         return definition.react(state, (command as ProcessEventCommand).envelope, context);
       }
-      return definition.onOutcome ? definition.onOutcome(state, command as EffectOutcome, context) : {};
+      return definition.onOutcome ? definition.onOutcome(state, command, context) : {};
     },
   };
   const route: CommandHandler = {

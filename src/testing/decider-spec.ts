@@ -10,8 +10,8 @@ import type { Decision, Typed } from "../core/decider.js";
  *   .when({ type: "oncely.effect.succeeded", key: "order:1:payment", ... })
  *   .then([{ type: "PaymentCompleted", paymentId: "p1" }]);
  */
-export function given<S, C extends Typed, E extends Typed>(
-  actor: ActorDefinition<S, C, E>,
+export function given<S, C extends Typed, E extends Typed, O extends Typed = never>(
+  actor: ActorDefinition<S, C, E, O>,
   events: E[],
   options: { id?: string; now?: number; messageId?: string } = {},
 ) {
@@ -26,7 +26,7 @@ export function given<S, C extends Typed, E extends Typed>(
   };
   return {
     state,
-    when(command: Parameters<ActorDefinition<S, C, E>["decide"]>[0]) {
+    when(command: C | O) {
       const run = (): Decision<E> => actor.decide(command, state, context);
       return {
         /** The decision's events equal `expected` (deep, in order). Returns the whole decision. */

@@ -60,6 +60,8 @@ beforeAll(() => {
     `@types/node@${installedVersion("@types/node")}`,
     `@types/better-sqlite3@${installedVersion("@types/better-sqlite3")}`,
     `fastify@${installedVersion("fastify")}`,
+    // The README's effects validate their input with zod, as a user's would.
+    `zod@${installedVersion("zod")}`,
   ]);
   blocks.forEach((code, i) => {
     writeFileSync(join(dir, `readme-${i + 1}.ts`), code);
@@ -72,9 +74,14 @@ beforeAll(() => {
       'import { type ConformanceTestApi, journalConformance } from "oncely/testing/conformance";',
       'import { sqliteJournal } from "oncely/sqlite";',
       'import { consolePlugin } from "oncely/console";',
+      'import { defineEffect, type OutcomeOf } from "oncely";',
+      // A declared effect whose input is read by a plain function, not a schema library.
+      'const ping = defineEffect({ kind: "ping", input: (raw: unknown) => String(raw), result: (raw: unknown) => Number(raw) });',
+      'type Pinged = Extract<OutcomeOf<typeof ping>, { type: "oncely.effect.succeeded" }>;',
+      "const pinged: (o: Pinged) => number = (o) => o.result + o.input.length;",
       "const journals: Journal[] = [memoryJournal(), sqliteJournal({ path: ':memory:' })];",
       "const api: ConformanceTestApi | undefined = undefined;",
-      "export { api, consolePlugin, given, journalConformance, journals, SimulatedClock };",
+      "export { api, consolePlugin, given, journalConformance, journals, ping, pinged, SimulatedClock };",
     ].join("\n"),
   );
 }, 180_000);

@@ -1,7 +1,8 @@
-import type { ActorDefinition, Decision, EffectOutcome, Envelope, Typed } from "oncely";
+import type { ActorDefinition, Decision, EffectOutcome, Envelope, OutcomeOf, Typed } from "oncely";
 import { CommandRejectedError } from "oncely";
 import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
+import type { paymentEffect } from "../effects/declarations.js";
 import { fulfillment, startShippingId } from "../fulfillment/process.js";
 import { devShopKeys, shopSigner } from "../integration/keys.js";
 import { paymentActor, paymentRoute } from "../payment/actor.js";
@@ -23,21 +24,30 @@ function decide(actor: ActorDefinition<any, any, any>, events: Typed[], command:
     version: events.length,
   });
 }
+/** The input each effect was requested with, as the dispatcher copies it from the outbox row into the outcome. */
+const inputs = {
+  payment: { orderId: id, amount: 2500, currency: "EUR" },
+  picklist: { orderId: id, lines: [{ sku: "book", quantity: 2 }] },
+};
+type PaymentOutcome = OutcomeOf<typeof paymentEffect>;
 const outcome = (
   type: "succeeded" | "failed" | "needs-reconciliation",
   key: string,
   extra: object = {},
-): EffectOutcome =>
-  ({
+): EffectOutcome => {
+  const kind = key.includes(":payment") ? "payment" : "picklist";
+  return {
     type: `oncely.effect.${type}`,
     key,
-    kind: "k",
+    kind,
+    input: inputs[kind],
     attempt: 1,
     via: "run",
     error: "e",
     result: null,
     ...extra,
-  }) as EffectOutcome;
+  } as EffectOutcome;
+};
 
 const envelope = (type: string, source: string, version: number, payload: object, orderId = id): Envelope => ({
   eventId: `${source}:${orderId}:${type}`,
@@ -100,7 +110,7 @@ describe("payment context", () => {
     ]);
     // The first final outcome wins: a late failure publishes nothing.
     given(paymentActor, [...requested, ...(done.events ?? [])], { id })
-      .when(outcome("failed", "order:42:payment"))
+      .when(outcome("failed", "order:42:payment") as PaymentOutcome)
       .thenNothingHappened();
   });
 
@@ -109,7 +119,9 @@ describe("payment context", () => {
     const attention = decide(paymentActor, requested, outcome("needs-reconciliation", "order:42:payment"));
     expect(attention.publish?.map((p) => [p.type, p.aggregateVersion])).toEqual([["PaymentNeedsAttention", 1]]);
     const after = [...requested, ...(attention.events ?? [])];
-    given(paymentActor, after, { id }).when(outcome("needs-reconciliation", "order:42:payment")).thenNothingHappened();
+    given(paymentActor, after, { id })
+      .when(outcome("needs-reconciliation", "order:42:payment") as PaymentOutcome)
+      .thenNothingHappened();
     const settled = decide(
       paymentActor,
       after,

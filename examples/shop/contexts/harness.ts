@@ -1,4 +1,4 @@
-import type { Consumer, EffectOutcome, Journal, Typed } from "oncely";
+import type { Consumer, EffectOutcome, Journal, OutboxRow, Typed } from "oncely";
 import {
   createRuntime,
   type Envelope,
@@ -56,18 +56,18 @@ export interface OrderScript {
 export const placeOrder = (world: ShopWorld, script: OrderScript) =>
   world.runtime.send(`order/${script.orderId}`, script.order, { messageId: `place:${script.orderId}` });
 
-const succeeded = (key: string, kind: string, result: unknown, via: "run" | "operator" = "run"): EffectOutcome => ({
+/** The parts of an outcome a dispatcher takes from the effect's outbox row: key, kind and input. */
+const ofRow = (row: OutboxRow) => ({ key: row.id, kind: row.kind, input: (row.payload as { input: unknown }).input });
+const succeeded = (row: OutboxRow, result: unknown, via: "run" | "operator" = "run"): EffectOutcome => ({
   type: "oncely.effect.succeeded",
-  key,
-  kind,
+  ...ofRow(row),
   result,
   attempt: 1,
   via,
 });
-const failed = (key: string, kind: string, error: string, via: "run" | "operator" = "run"): EffectOutcome => ({
+const failed = (row: OutboxRow, error: string, via: "run" | "operator" = "run"): EffectOutcome => ({
   type: "oncely.effect.failed",
-  key,
-  kind,
+  ...ofRow(row),
   error,
   attempt: 1,
   via,
@@ -135,16 +135,15 @@ async function drive(
       if (script.payment.startsWith("attention")) {
         await runtime.send(row.stream, {
           type: "oncely.effect.needs-reconciliation",
-          key: row.id,
-          kind: row.kind,
+          ...ofRow(row),
           error: "timeout",
           attempt: 3,
         });
       }
       const via = script.payment.startsWith("attention") ? "operator" : "run";
       const outcome = script.payment.endsWith("paid")
-        ? succeeded(row.id, row.kind, { paymentId: `pay_${orderId}` }, via)
-        : failed(row.id, row.kind, "card declined", via);
+        ? succeeded(row, { paymentId: `pay_${orderId}` }, via)
+        : failed(row, "card declined", via);
       await runtime.send(row.stream, outcome);
     } else if (row.kind === "picklist") {
       const webhook = () =>
@@ -159,10 +158,10 @@ async function drive(
           { messageId: warehouseMessageId(`wh-${orderId}`) },
         );
       if (script.shipBeforePicklistOutcome) await webhook();
-      await runtime.send(row.stream, succeeded(row.id, row.kind, { picklistId: `pck_${orderId}` }));
+      await runtime.send(row.stream, succeeded(row, { picklistId: `pck_${orderId}` }));
       if (!script.shipBeforePicklistOutcome) await webhook();
     } else {
-      await runtime.send(row.stream, succeeded(row.id, row.kind, { messageId: `msg_${row.id}` }));
+      await runtime.send(row.stream, succeeded(row, { messageId: `msg_${row.id}` }));
     }
   }
   return envelopes;

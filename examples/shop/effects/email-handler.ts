@@ -1,7 +1,7 @@
-import type { EffectHandler } from "oncely";
 import { IdempotencyKeyReusedError, succeeded } from "oncely";
 import { z } from "zod";
-import { EFFECT_KINDS, type EmailInput, type EmailResult } from "../ordering/effects.js";
+
+import { emailEffect } from "./declarations.js";
 import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ messageId: z.string().min(1) }).transform(({ messageId }) => ({ messageId }));
@@ -24,9 +24,8 @@ const recordSchema = z.object({
  * @example
  * const email = createEmailHandler({ baseUrl: provider.url });
  */
-export function createEmailHandler(options: HttpHandlerOptions): EffectHandler<EmailInput, EmailResult> {
-  return {
-    kind: EFFECT_KINDS.email,
+export function createEmailHandler(options: HttpHandlerOptions) {
+  return emailEffect.implement({
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/emails", input, context.idempotencyKey, context.signal, resultSchema),
@@ -36,5 +35,5 @@ export function createEmailHandler(options: HttpHandlerOptions): EffectHandler<E
         if (!sameRequest({ to, template, orderId }, input)) throw new IdempotencyKeyReusedError(key);
         return succeeded({ messageId: record.messageId });
       }),
-  };
+  });
 }

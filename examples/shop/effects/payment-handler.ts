@@ -1,7 +1,7 @@
-import type { EffectHandler } from "oncely";
 import { failed, IdempotencyKeyReusedError, succeeded } from "oncely";
 import { z } from "zod";
-import { EFFECT_KINDS, type PaymentInput, type PaymentResult } from "../ordering/effects.js";
+import type { PaymentInput } from "../ordering/effects.js";
+import { paymentEffect } from "./declarations.js";
 import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ paymentId: z.string().min(1) }).transform(({ paymentId }) => ({ paymentId }));
@@ -38,9 +38,8 @@ function echoedPart(input: PaymentInput, record: z.infer<typeof recordSchema>): 
  * const payment = createPaymentHandler({ baseUrl: provider.url });
  * const noDedup = createPaymentHandler({ baseUrl: provider.url, providerDedups: false });
  */
-export function createPaymentHandler(options: HttpHandlerOptions): EffectHandler<PaymentInput, PaymentResult> {
-  return {
-    kind: EFFECT_KINDS.payment,
+export function createPaymentHandler(options: HttpHandlerOptions) {
+  return paymentEffect.implement({
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/payments", input, context.idempotencyKey, context.signal, resultSchema),
@@ -55,5 +54,5 @@ export function createPaymentHandler(options: HttpHandlerOptions): EffectHandler
           ? succeeded({ paymentId: record.paymentId })
           : failed(record.reason ?? "declined");
       }),
-  };
+  });
 }

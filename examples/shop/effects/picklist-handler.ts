@@ -1,7 +1,7 @@
-import type { EffectHandler } from "oncely";
 import { IdempotencyKeyReusedError, succeeded } from "oncely";
 import { z } from "zod";
-import { EFFECT_KINDS, type PicklistInput, type PicklistResult } from "../ordering/effects.js";
+
+import { picklistEffect } from "./declarations.js";
 import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ picklistId: z.string().min(1) }).transform(({ picklistId }) => ({ picklistId }));
@@ -24,9 +24,8 @@ const recordSchema = z.object({
  * @example
  * const picklist = createPicklistHandler({ baseUrl: warehouse.url });
  */
-export function createPicklistHandler(options: HttpHandlerOptions): EffectHandler<PicklistInput, PicklistResult> {
-  return {
-    kind: EFFECT_KINDS.picklist,
+export function createPicklistHandler(options: HttpHandlerOptions) {
+  return picklistEffect.implement({
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/picklists", input, context.idempotencyKey, context.signal, resultSchema),
@@ -36,5 +35,5 @@ export function createPicklistHandler(options: HttpHandlerOptions): EffectHandle
         if (!sameRequest({ orderId, lines }, input)) throw new IdempotencyKeyReusedError(key);
         return succeeded({ picklistId: record.picklistId });
       }),
-  };
+  });
 }

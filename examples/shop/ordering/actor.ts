@@ -1,4 +1,4 @@
-import { defineActor } from "oncely";
+import { defineActor, type EffectOutcome } from "oncely";
 import { type OrderCommand, parseOrderCommand } from "./commands.js";
 import { decide } from "./decide.js";
 import type { OrderEvent } from "./events.js";
@@ -11,7 +11,7 @@ import { initialOrderState, type OrderState } from "./state.js";
  * outbox, where the dispatcher and the relay carry on with the same keys and event id.
  * Recovery only replays events.
  */
-export const orderActor = defineActor<OrderState, OrderCommand, OrderEvent>({
+export const orderActor = defineActor<OrderState, OrderCommand | EffectOutcome, OrderEvent>({
   type: "order",
   initialState: initialOrderState,
   evolve,

@@ -1,7 +1,8 @@
-import type { CommandHandler, DecideContext, Decision, EffectOutcome, EffectStatus, PublishRequest } from "oncely";
+import type { CommandHandler, DecideContext, Decision, EffectStatus, OutcomeOf, PublishRequest } from "oncely";
 import { CommandRejectedError, defineActor, effectStatusAfter, isFinalStatus } from "oncely";
+import { paymentEffect } from "../effects/declarations.js";
 import { eventIds, type PayloadOf, payloadOf, SOURCES } from "../integration/events.js";
-import { EFFECT_KINDS, effectKey, type PaymentInput } from "../ordering/effects.js";
+import { effectKey } from "../ordering/effects.js";
 
 /**
  * The Payment context: the actor `payment/{orderId}` owns the payment provider. It hears of an
@@ -110,8 +111,11 @@ const publish = (
   payload,
 });
 
+/** What `payment/{orderId}` decides on: its request, and the outcomes of the one effect it asks for. */
+export type PaymentActorCommand = PaymentCommand | OutcomeOf<typeof paymentEffect>;
+
 export function decidePayment(
-  command: PaymentCommand | EffectOutcome,
+  command: PaymentActorCommand,
   state: PaymentState,
   context: DecideContext,
 ): Decision<PaymentEvent> {
@@ -127,7 +131,6 @@ export function decidePayment(
       // The same order announced again (another eventId for one fact): the charge is not asked for twice.
       return { reply: paymentSummary(state) };
     }
-    const input: PaymentInput = { orderId, amount: command.amount, currency: command.currency };
     const event: PaymentEvent = {
       type: "PaymentRequested",
       key,
@@ -137,11 +140,11 @@ export function decidePayment(
     };
     return {
       events: [event],
-      effects: [{ kind: EFFECT_KINDS.payment, key, input }],
+      effects: [paymentEffect.request(key, { orderId, amount: command.amount, currency: command.currency })],
       reply: paymentSummary(evolvePayment(state, event)),
     };
   }
-  if (!("key" in command) || command.key !== key) {
+  if (command.key !== key) {
     throw new CommandRejectedError(`payment ${orderId} does not handle ${command.type}`);
   }
   if (state.status === "NotRequested") throw new CommandRejectedError(`payment ${orderId} was never requested`);
@@ -150,12 +153,10 @@ export function decidePayment(
   if (isFinalStatus(state.status)) return unchanged;
   switch (command.type) {
     case "oncely.effect.succeeded": {
-      const paymentId = (command.result as { paymentId?: unknown } | null)?.paymentId;
-      if (typeof paymentId !== "string" || paymentId === "") {
-        throw new CommandRejectedError(`outcome of "${key}" lacks paymentId: ${JSON.stringify(command.result)}`);
-      }
-      const request = state.request ?? { amount: 0, currency: "" };
-      const payload: PayloadOf<"PaymentProcessed"> = { orderId, paymentId, ...request };
+      // Typed and checked by the effect's result schema before it got here; the amount charged is the input's.
+      const { paymentId } = command.result;
+      const { amount, currency } = command.input;
+      const payload: PayloadOf<"PaymentProcessed"> = { orderId, paymentId, amount, currency };
       const event: PaymentEvent = { type: "PaymentCompleted", key, paymentId, via: command.via };
       return {
         events: [event],
@@ -188,8 +189,6 @@ export function decidePayment(
         reply: paymentSummary(evolvePayment(state, event)),
       };
     }
-    default:
-      throw new CommandRejectedError(`payment ${orderId} does not handle ${(command as { type: string }).type}`);
   }
 }
 
@@ -201,8 +200,9 @@ export const paymentSummary = (state: PaymentState) => ({
 });
 
 /** `payment/{orderId}`. No `onRecovered`: the charge sits in the outbox; the dispatcher carries on with its key. */
-export const paymentActor = defineActor<PaymentState, PaymentCommand, PaymentEvent>({
+export const paymentActor = defineActor<PaymentState, PaymentCommand, PaymentEvent, typeof paymentEffect>({
   type: "payment",
+  effects: [paymentEffect],
   initialState: initialPaymentState,
   evolve: evolvePayment,
   decide: decidePayment,

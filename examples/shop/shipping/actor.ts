@@ -1,7 +1,8 @@
-import type { DecideContext, Decision, EffectOutcome, EffectStatus, PublishRequest } from "oncely";
+import type { DecideContext, Decision, EffectStatus, OutcomeOf, PublishRequest } from "oncely";
 import { CommandRejectedError, defineActor, effectStatusAfter, isFinalStatus } from "oncely";
+import { picklistEffect } from "../effects/declarations.js";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
-import { attemptKey, EFFECT_KINDS, type PicklistInput } from "../ordering/effects.js";
+import { attemptKey } from "../ordering/effects.js";
 
 /**
  * The Shipping context: the actor `shipment/{orderId}` owns the warehouse (the picklist effect
@@ -159,8 +160,11 @@ export const MAX_PICKLIST_ATTEMPTS = 3;
  */
 export const picklistKey = (orderId: string, attempt: number) => attemptKey(orderId, "picklist", attempt);
 
+/** What `shipment/{orderId}` decides on: its commands, and the outcomes of its picklist requests. */
+export type ShipmentActorCommand = ShipmentCommand | OutcomeOf<typeof picklistEffect>;
+
 export function decideShipment(
-  command: ShipmentCommand | EffectOutcome,
+  command: ShipmentActorCommand,
   state: ShipmentState,
   context: DecideContext,
 ): Decision<ShipmentEvent> {
@@ -176,12 +180,11 @@ export function decideShipment(
         { type: "ShippingStarted", orderId, lines: command.lines },
         { type: "PicklistRequested", key },
       ];
-      const input: PicklistInput = { orderId, lines: command.lines };
       return {
         events,
         // The warehouse ships once per picklist key, so a shipment already recorded still gets no second picklist:
         // here none can be, because a shipment is refused before the start.
-        effects: [{ kind: EFFECT_KINDS.picklist, key, input }],
+        effects: [picklistEffect.request(key, { orderId, lines: command.lines })],
         reply: shipmentSummary(events.reduce(evolveShipment, state)),
       };
     }
@@ -208,7 +211,6 @@ export function decideShipment(
       };
     }
   }
-  if (!("key" in command)) throw new CommandRejectedError(`shipment ${orderId} does not handle ${command.type}`);
   const key = state.picklist.key;
   const unchanged = { reply: shipmentSummary(state) };
   if (key === null || command.key !== key) {
@@ -220,10 +222,8 @@ export function decideShipment(
   if (isFinalStatus(state.picklist.status)) return unchanged;
   switch (command.type) {
     case "oncely.effect.succeeded": {
-      const picklistId = (command.result as { picklistId?: unknown } | null)?.picklistId;
-      if (typeof picklistId !== "string" || picklistId === "") {
-        throw new CommandRejectedError(`outcome of "${key}" lacks picklistId: ${JSON.stringify(command.result)}`);
-      }
+      // Typed and checked by the effect's result schema before it got here.
+      const { picklistId } = command.result;
       const event: ShipmentEvent = { type: "PicklistAccepted", key, picklistId, via: command.via };
       const payload: PayloadOf<"PicklistAccepted"> = { orderId, picklistId };
       return {
@@ -236,15 +236,15 @@ export function decideShipment(
       const events: ShipmentEvent[] = [{ type: "PicklistRejected", key, reason: command.error, via: command.via }];
       // The warehouse never took it: ask again under a new key, a bounded number of times.
       const attempt = state.picklist.attempt + 1;
-      if (attempt > MAX_PICKLIST_ATTEMPTS || !state.lines) {
+      if (attempt > MAX_PICKLIST_ATTEMPTS) {
         return { events, reply: shipmentSummary(events.reduce(evolveShipment, state)) };
       }
       const next = picklistKey(orderId, attempt);
       events.push({ type: "PicklistRequested", key: next });
-      const input: PicklistInput = { orderId, lines: state.lines };
       return {
         events,
-        effects: [{ kind: EFFECT_KINDS.picklist, key: next, input }],
+        // The same lines again, read from the refused request itself.
+        effects: [picklistEffect.request(next, command.input)],
         reply: shipmentSummary(events.reduce(evolveShipment, state)),
       };
     }
@@ -258,8 +258,6 @@ export function decideShipment(
       const event: ShipmentEvent = { type: "PicklistNeedsReconciliation", key, error: command.error };
       return { events: [event], reply: shipmentSummary(evolveShipment(state, event)) };
     }
-    default:
-      throw new CommandRejectedError(`shipment ${orderId} does not handle ${(command as { type: string }).type}`);
   }
 }
 
@@ -278,8 +276,9 @@ export const shipmentSummary = (state: ShipmentState) => ({
 });
 
 /** `shipment/{orderId}`. */
-export const shipmentActor = defineActor<ShipmentState, ShipmentCommand, ShipmentEvent>({
+export const shipmentActor = defineActor<ShipmentState, ShipmentCommand, ShipmentEvent, typeof picklistEffect>({
   type: "shipment",
+  effects: [picklistEffect],
   initialState: initialShipmentState,
   evolve: evolveShipment,
   decide: decideShipment,

@@ -1,0 +1,48 @@
+import { defineEffect } from "oncely";
+import { z } from "zod";
+import {
+  EFFECT_KINDS,
+  type EmailInput,
+  type EmailResult,
+  type PaymentInput,
+  type PaymentResult,
+  type PicklistInput,
+  type PicklistResult,
+} from "../ordering/effects.js";
+
+/**
+ * The shop's effects, declared once for both sides: the actors request them (`paymentEffect.request(key,
+ * input)`) and receive their outcomes typed (`command.input`, `command.result`); the HTTP handlers in
+ * this folder implement them for a dispatcher. The schemas are the boundary: a dispatcher checks the
+ * stored input before every run or lookup, and every result before the owner gets it.
+ */
+
+const paymentInput: z.ZodType<PaymentInput> = z.object({
+  orderId: z.string().min(1),
+  amount: z.number().int().positive(),
+  currency: z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code such as EUR"),
+});
+const paymentResult: z.ZodType<PaymentResult> = z.object({ paymentId: z.string().min(1) });
+
+export const paymentEffect = defineEffect({ kind: EFFECT_KINDS.payment, input: paymentInput, result: paymentResult });
+
+const emailInput: z.ZodType<EmailInput> = z.object({
+  to: z.string().min(1),
+  template: z.string().min(1),
+  orderId: z.string().min(1),
+});
+const emailResult: z.ZodType<EmailResult> = z.object({ messageId: z.string().min(1) });
+
+export const emailEffect = defineEffect({ kind: EFFECT_KINDS.email, input: emailInput, result: emailResult });
+
+const picklistInput: z.ZodType<PicklistInput> = z.object({
+  orderId: z.string().min(1),
+  lines: z.array(z.object({ sku: z.string().min(1), quantity: z.number().int().positive() })),
+});
+const picklistResult: z.ZodType<PicklistResult> = z.object({ picklistId: z.string().min(1) });
+
+export const picklistEffect = defineEffect({
+  kind: EFFECT_KINDS.picklist,
+  input: picklistInput,
+  result: picklistResult,
+});
