@@ -41,3 +41,17 @@ export function positiveInteger(name: string, value: number): number {
   }
   return value;
 }
+
+/** Waiting for a result (`waitFor`, `waitForEffect`, `host.drain()`). */
+export const AWAIT_DEFAULTS = {
+  /** How long a wait lasts before it rejects with `WaitTimeoutError`. */
+  timeoutMs: 30_000,
+  /**
+   * The fallback poll, from its first interval doubling to its cap, reset by every wake-up. A
+   * commit of this process wakes a waiter at once, and on PostgreSQL so does another process's
+   * commit that adds outbox rows (NOTIFY); the poll covers the commits nothing announces (an
+   * outcome recorded by another process).
+   */
+  pollFirstMs: 25,
+  pollMaxMs: 1_000,
+} as const;
