@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ActorDefinition } from "../core/actor.js";
-import type { Decision, Typed } from "../core/decider.js";
+import type { Decision, EffectRequest, MessageRequest, PublishRequest, Typed } from "../core/decider.js";
 
 /**
  * Given/when/then for deciders, with no runtime and no store:
@@ -33,11 +33,42 @@ export function given<S, C extends Typed, E extends Typed>(
         // biome-ignore lint/suspicious/noThenProperty: given/when/then is the public testing API; `when()` is never awaited
         then(expected: E[]): Decision<E> {
           const decision = run();
-          const actual = decision.events ?? [];
-          if (!isDeepStrictEqual(actual, expected)) {
-            throw new Error(`expected events\n${show(expected)}\nbut decide returned\n${show(actual)}`);
-          }
+          same("events", expected, decision.events ?? []);
           return decision;
+        },
+        /** The decision requests exactly these effects (kind, key, input, notBefore; deep, in order). */
+        thenEffects(expected: EffectRequest[]): Decision<E> {
+          const decision = run();
+          same("effects", expected, decision.effects ?? []);
+          return decision;
+        },
+        /** The decision publishes exactly these integration events (deep, in order). */
+        thenPublishes(expected: PublishRequest[]): Decision<E> {
+          const decision = run();
+          same("publications", expected, decision.publish ?? []);
+          return decision;
+        },
+        /** The decision sends exactly these actor-to-actor messages (deep, in order). */
+        thenSends(expected: MessageRequest[]): Decision<E> {
+          const decision = run();
+          same("messages", expected, decision.send ?? []);
+          return decision;
+        },
+        /** The decision's reply equals `expected` (deep; `undefined` when it gives none). */
+        thenReply(expected: unknown): Decision<E> {
+          const decision = run();
+          same("reply", expected, decision.reply);
+          return decision;
+        },
+        /**
+         * The state after the decision's events, folded with `evolve` onto the given state, equals
+         * `expected` (deep). Returns that state.
+         */
+        thenState(expected: S): S {
+          const decision = run();
+          const after = (decision.events ?? []).reduce((s, e) => actor.evolve(s, e), state);
+          same("state", expected, after, "evolve made");
+          return after;
         },
         /** No events, effects, messages or publications. */
         thenNothingHappened(): Decision<E> {
@@ -75,4 +106,10 @@ export function given<S, C extends Typed, E extends Typed>(
   };
 }
 
-const show = (value: unknown) => JSON.stringify(value, null, 2);
+const show = (value: unknown) => (value === undefined ? "undefined" : JSON.stringify(value, null, 2));
+
+function same(what: string, expected: unknown, actual: unknown, source = "decide returned"): void {
+  if (!isDeepStrictEqual(actual, expected)) {
+    throw new Error(`expected ${what}\n${show(expected)}\nbut ${source}\n${show(actual)}`);
+  }
+}
