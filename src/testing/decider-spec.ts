@@ -28,38 +28,26 @@ export function given<S, C extends Typed, E extends Typed>(
     state,
     when(command: Parameters<ActorDefinition<S, C, E>["decide"]>[0]) {
       const run = (): Decision<E> => actor.decide(command, state, context);
+      /** An assertion that one part of the decision equals what is expected; returns the whole decision. */
+      const part =
+        <T>(what: string, of: (decision: Decision<E>) => T) =>
+        (expected: T): Decision<E> => {
+          const decision = run();
+          same(what, expected, of(decision));
+          return decision;
+        };
       return {
         /** The decision's events equal `expected` (deep, in order). Returns the whole decision. */
         // biome-ignore lint/suspicious/noThenProperty: given/when/then is the public testing API; `when()` is never awaited
-        then(expected: E[]): Decision<E> {
-          const decision = run();
-          same("events", expected, decision.events ?? []);
-          return decision;
-        },
+        then: part<E[]>("events", (d) => d.events ?? []),
         /** The decision requests exactly these effects (kind, key, input, notBefore; deep, in order). */
-        thenEffects(expected: EffectRequest[]): Decision<E> {
-          const decision = run();
-          same("effects", expected, decision.effects ?? []);
-          return decision;
-        },
+        thenEffects: part<EffectRequest[]>("effects", (d) => d.effects ?? []),
         /** The decision publishes exactly these integration events (deep, in order). */
-        thenPublishes(expected: PublishRequest[]): Decision<E> {
-          const decision = run();
-          same("publications", expected, decision.publish ?? []);
-          return decision;
-        },
+        thenPublishes: part<PublishRequest[]>("publications", (d) => d.publish ?? []),
         /** The decision sends exactly these actor-to-actor messages (deep, in order). */
-        thenSends(expected: MessageRequest[]): Decision<E> {
-          const decision = run();
-          same("messages", expected, decision.send ?? []);
-          return decision;
-        },
+        thenSends: part<MessageRequest[]>("messages", (d) => d.send ?? []),
         /** The decision's reply equals `expected` (deep; `undefined` when it gives none). */
-        thenReply(expected: unknown): Decision<E> {
-          const decision = run();
-          same("reply", expected, decision.reply);
-          return decision;
-        },
+        thenReply: part<unknown>("reply", (d) => d.reply),
         /**
          * The state after the decision's events, folded with `evolve` onto the given state, equals
          * `expected` (deep). Returns that state.
