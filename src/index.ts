@@ -71,7 +71,7 @@ export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type Sen
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The host: one process's runtime, dispatcher, relay and consumers from one description; awaiting results
-export { Awaiter, type SettledEffect, type WaitOptions } from "./host/await.js";
+export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { WaitTimeoutError } from "./host/errors.js";
 export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
 // The journal contract (back ends implement it)

@@ -1,6 +1,10 @@
 import { AWAIT_DEFAULTS, positiveMs } from "../base/defaults.js";
 import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
+import type { ActorDefinition } from "../core/actor.js";
+import { parseAddress } from "../core/address.js";
 import type { Clock } from "../core/clock.js";
+import type { Typed } from "../core/decider.js";
+import { recover } from "../core/recovery.js";
 import type { Runtime } from "../core/runtime.js";
 import type { EffectView } from "../effects/types.js";
 import { getEffect } from "../effects/view.js";
@@ -42,6 +46,7 @@ export class Awaiter {
   /**
    * Resolve with the actor's state once `predicate(state)` holds (checked at once, then after
    * every change of the actor's stream). Rejects with `WaitTimeoutError` naming the address.
+   * The state is the journal's: what was committed, by this process or another.
    */
   async waitFor<S>(
     address: string,
@@ -49,15 +54,28 @@ export class Awaiter {
     options: WaitOptions = {},
   ): Promise<{ state: S; version: number }> {
     const { runtime } = this.options;
-    runtime.definition(address); // an unknown actor type fails now, naming it, not at the timeout
-    let seen = -1;
+    // An unknown actor type fails now, naming it, not at the timeout.
+    const definition = runtime.definition(address) as ActorDefinition<S, Typed, Typed>;
+    const journal = runtime.journal;
+    // Rebuilt here from the journal, never through the runtime: waiting activates no actor (no
+    // `onRecovered` commands from a process that only waits) and takes no turn in its mailbox.
+    let current: { state: S; version: number } | undefined;
     return this.until(`actor ${address}`, [address], options, async () => {
-      // One cheap read per wake-up; the state is rebuilt only when the stream moved.
-      const version = await runtime.journal.streamVersion(address);
-      if (version === seen)
-        return { done: false, detail: `its state at version ${version} does not satisfy the predicate` };
-      const current = await runtime.state<S>(address);
-      seen = current.version;
+      if (!current) {
+        const { state, version } = await recover(
+          journal,
+          definition,
+          address,
+          parseAddress(address).id,
+          runtime.logger,
+        );
+        current = { state, version };
+      } else {
+        // One read per look: the events since the last one, usually none.
+        for (const record of await journal.readStream(address, current.version + 1)) {
+          current = { state: definition.evolve(current.state, record.data as Typed), version: record.version };
+        }
+      }
       if (predicate(current.state)) return { done: true, value: current };
       return { done: false, detail: `its state at version ${current.version} does not satisfy the predicate` };
     });

@@ -36,10 +36,10 @@ describe("waitFor", () => {
   it("rejects with a WaitTimeoutError naming the address, after a few looks, not a busy loop", async () => {
     const journal = memoryJournal();
     let reads = 0;
-    const streamVersion = journal.streamVersion.bind(journal);
-    journal.streamVersion = (stream: string) => {
+    const readStream = journal.readStream.bind(journal);
+    journal.readStream = (...args: Parameters<typeof readStream>) => {
       reads++;
-      return streamVersion(stream);
+      return readStream(...args);
     };
     const host = createHost({ journal, actors: [checkout], handlers: [paymentProvider().handler] });
     await host.send("checkout/7", { type: "Checkout", amount: 100 }); // not started: nobody pays
@@ -49,6 +49,19 @@ describe("waitFor", () => {
     // Polls double from 25 ms to 1 s: about 5 looks in 300 ms, never thousands.
     expect(reads).toBeGreaterThanOrEqual(2);
     expect(reads).toBeLessThan(12);
+    await host.stop();
+  });
+
+  it("reads the journal only: a host that waits activates no actor (so runs no onRecovered)", async () => {
+    const { host } = started();
+    await host.start();
+    await host.send("checkout/5", { type: "Checkout", amount: 100 });
+    await host.waitForEffect(paymentKey("5"), { timeoutMs: 5_000 });
+    const waiter = createHost({ journal: host.journal, actors: [checkout] });
+    const { state } = await waiter.waitFor<Checkout>("checkout/5", (s) => s.payment === "Completed", { timeoutMs: 50 });
+    expect(state.paymentId).toBe("ch_1");
+    expect(waiter.runtime.activeCount).toBe(0);
+    await waiter.stop();
     await host.stop();
   });
 
