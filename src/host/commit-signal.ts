@@ -6,8 +6,8 @@ type Listener = () => void;
  * A journal that tells in-process waiters which streams and outbox rows a write touched. It is
  * the journal itself behind a proxy: every call goes to it unchanged; `commit`, `updateOutbox`
  * and `forceOutbox` additionally wake the listeners of the keys they touched, after they
- * resolve. With no listener registered, a write costs one `size` check more (the hot path
- * pays nothing for waits nobody makes).
+ * resolve. With no listener registered, a write costs two `size` checks more and returns the
+ * journal's own promise (the hot path pays nothing for waits nobody makes).
  *
  * It sees only writes made through it (this process's runtime, dispatchers and consumers):
  * another process's commits reach a waiter through `journal.onOutbox` (PostgreSQL NOTIFY) or
@@ -20,22 +20,22 @@ export class CommitSignal {
 
   constructor(target: Journal) {
     const bound = new Map<PropertyKey, unknown>();
+    // With nobody watching when a write starts, it is the journal's own promise, untouched (a
+    // watcher that registers meanwhile looks at the journal itself right after, and polls).
+    const after = <T>(write: Promise<T>, keys: (result: T) => (string | undefined)[]): Promise<T> =>
+      this.listening
+        ? write.then((result) => {
+            this.fire(keys(result));
+            return result;
+          })
+        : write;
     const wrapped: Partial<Journal> = {
-      commit: async (commit: Commit) => {
-        const result = await target.commit(commit);
-        if (this.listening) this.fire([commit.stream, ...(commit.outboxDone ?? []).map((done) => done.id)]);
-        return result;
-      },
-      updateOutbox: async (id: string, owner: string, update: OutboxUpdate, now: number) => {
-        const changed = await target.updateOutbox(id, owner, update, now);
-        if (changed && this.listening) this.fire([id]);
-        return changed;
-      },
-      forceOutbox: async (id: string, update: OutboxUpdate, now: number) => {
-        const changed = await target.forceOutbox(id, update, now);
-        if (changed && this.listening) this.fire([id]);
-        return changed;
-      },
+      commit: (commit: Commit) =>
+        after(target.commit(commit), () => [commit.stream, ...(commit.outboxDone ?? []).map((done) => done.id)]),
+      updateOutbox: (id: string, owner: string, update: OutboxUpdate, now: number) =>
+        after(target.updateOutbox(id, owner, update, now), (changed) => (changed ? [id] : [])),
+      forceOutbox: (id: string, update: OutboxUpdate, now: number) =>
+        after(target.forceOutbox(id, update, now), (changed) => (changed ? [id] : [])),
     };
     this.journal = new Proxy(target, {
       get(object, property) {
