@@ -1,5 +1,5 @@
 import { AWAIT_DEFAULTS, positiveMs } from "../base/defaults.js";
-import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
+import { InvalidInputError } from "../base/errors.js";
 import type { ActorDefinition } from "../core/actor.js";
 import { parseAddress } from "../core/address.js";
 import type { Clock } from "../core/clock.js";
@@ -9,7 +9,7 @@ import type { Runtime } from "../core/runtime.js";
 import type { EffectView } from "../effects/types.js";
 import { getEffect } from "../effects/view.js";
 import type { CommitSignal } from "./commit-signal.js";
-import { WaitTimeoutError } from "./errors.js";
+import { HostStoppedError, WaitTimeoutError } from "./errors.js";
 
 export interface WaitOptions {
   /** Reject with `WaitTimeoutError` after this long (ms, on the injected clock). */
@@ -127,7 +127,7 @@ export class Awaiter {
     let pollMs: number = AWAIT_DEFAULTS.pollFirstMs;
     try {
       for (;;) {
-        if (stopped?.aborted) throw new NotRegisteredError(`stopped while waiting for ${awaited}`);
+        if (stopped?.aborted) throw new HostStoppedError(awaited);
         options.signal?.throwIfAborted();
         woken = false;
         const result = await check();

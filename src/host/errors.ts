@@ -1,4 +1,4 @@
-import { RetryableError } from "../base/errors.js";
+import { RetryableError, TerminalError } from "../base/errors.js";
 
 /**
  * A wait (`waitFor`, `waitForEffect`, `drain`) ran out of time. Retryable: the awaited state may
@@ -12,5 +12,12 @@ export class WaitTimeoutError extends RetryableError {
     detail: string,
   ) {
     super(`timed out after ${timeoutMs} ms waiting for ${awaited}: ${detail}`);
+  }
+}
+
+/** The host stopped while a wait was in progress (or a wait began after `stop()`). */
+export class HostStoppedError extends TerminalError {
+  constructor(awaited: string) {
+    super(`the host stopped while waiting for ${awaited}`);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CommitSignal } from "../../src/host/commit-signal.js";
-import { createHost, NotRegisteredError, WaitTimeoutError } from "../../src/index.js";
+import { createHost, HostStoppedError, NotRegisteredError, WaitTimeoutError } from "../../src/index.js";
 import { memoryJournal } from "../../src/testing/index.js";
 import { type Checkout, checkout, paymentKey, paymentProvider } from "./fixtures/checkout.js";
 
@@ -76,7 +76,20 @@ describe("waitFor", () => {
     const wait = host.waitFor<Checkout>("checkout/1", (s) => s.payment === "Completed", { timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 10));
     await host.stop();
-    await expect(wait).rejects.toThrow(/stopped while waiting for actor checkout\/1/);
+    await expect(wait).rejects.toThrow(HostStoppedError);
+    await expect(wait).rejects.toThrow("the host stopped while waiting for actor checkout/1");
+  });
+
+  it("ends early with the reason of the caller's AbortSignal", async () => {
+    const { host } = started();
+    const abort = new AbortController();
+    const wait = host.waitFor<Checkout>("checkout/1", (s) => s.payment === "Completed", {
+      timeoutMs: 10_000,
+      signal: abort.signal,
+    });
+    setTimeout(() => abort.abort(new Error("the caller gave up")), 10);
+    await expect(wait).rejects.toThrow("the caller gave up");
+    await host.stop();
   });
 
   it("rejects an invalid timeout, naming the option", async () => {
