@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type EffectHandler, failed, notPerformed, succeeded } from "../../src/index.js";
+import { type EffectHandler, failed, notPerformed, Relay, succeeded } from "../../src/index.js";
 import { ProviderTimeout, ProviderUnavailable, SimulatedProvider } from "../../src/testing/simulation/provider.js";
 import { runSeeds } from "../../src/testing/simulation/run-seeds.js";
+import { simulatedTransport } from "../../src/testing/simulation/transport.js";
 import { type SimulationSystem, SimWorld } from "../../src/testing/simulation/world.js";
 import { checkoutSystem } from "./fixtures/checkout.js";
 
@@ -88,9 +89,26 @@ describe("SimulatedProvider.around: simulated faults around a real handler", () 
 });
 
 describe("workers and fault points", () => {
-  it("takes a Dispatcher as a worker as it is, named after its lease owner", () => {
+  it("takes a Dispatcher or a Relay as a worker as it is, named after its lease owner", async () => {
     const world = new SimWorld(checkoutSystem(), 1);
     expect(world.workers.map((w) => w.name)).toEqual(["g1-d1", "g1-d2"]);
+    const published: string[] = [];
+    const withRelay: SimulationSystem = {
+      ...checkoutSystem(),
+      workers: (env) => [
+        new Relay({
+          journal: env.journal,
+          transport: simulatedTransport(env, (envelope) => published.push(envelope.eventId)),
+          owner: `g${env.generation}-relay`,
+          clock: env.clock,
+          random: env.random,
+          faults: env.faults,
+        }),
+      ],
+    };
+    const relayWorld = new SimWorld(withRelay, 1);
+    expect(relayWorld.workers.map((w) => w.name)).toEqual(["g1-relay"]);
+    expect(await relayWorld.work(0)).toBe(0); // it runs: nothing to publish yet
   });
 
   it("a budget of seeds in which a reachable point was armed and never fired fails, naming the point", async () => {
