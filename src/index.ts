@@ -80,6 +80,10 @@ export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
+// The host: one process's runtime, dispatcher, relay and consumers from one description; awaiting results
+export type { SettledEffect, WaitOptions } from "./host/await.js";
+export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
+export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
 // The journal contract (back ends implement it)
 export type * from "./journal/types.js";
 

@@ -1,12 +1,11 @@
 /**
  * The smallest complete oncely program: an actor that charges a card exactly once, a declared
- * effect whose handler talks to the provider with the effect's key, and a dispatcher that
- * delivers the outbox. The README quotes this file; examples/quickstart/checkout.unit.test.ts runs it.
+ * effect whose handler talks to the provider with the effect's key, and a host that runs it and
+ * awaits the result. The README quotes this file; examples/quickstart/checkout.unit.test.ts runs it.
  */
 import {
   CommandRejectedError,
-  createRuntime,
-  Dispatcher,
+  createHost,
   defineActor,
   defineEffect,
   type EffectStatus,
@@ -97,14 +96,16 @@ export function fakePaymentProvider() {
 
 export async function main() {
   const journal = memoryJournal(); // or sqliteJournal({ path }) from "oncely/sqlite", postgresJournal(...) from "oncely/postgres"
-  const runtime = createRuntime({ journal, actors: [checkout] });
   const provider = fakePaymentProvider();
-  const dispatcher = new Dispatcher({ journal, runtime, owner: "worker-1", handlers: [provider.handler] });
+  // One runtime and its dispatcher (add `relay` and `consumers` for integration events).
+  const host = createHost({ journal, actors: [checkout], handlers: [provider.handler] });
+  await host.start();
 
-  await runtime.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" });
-  await runtime.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" }); // a retry: deduplicated
-  await dispatcher.runOnce(); // real use: dispatcher.start()
+  await host.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" });
+  await host.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" }); // a retry: deduplicated
+  const { state } = await host.waitFor<Checkout>("checkout/42", (s) => s.payment !== "Pending", { timeoutMs: 5_000 });
 
-  const { state } = await runtime.state<Checkout>("checkout/42");
+  await host.stop(); // stops everything it started; the journal is yours to close
+  await journal.close();
   return { state, charges: provider.charges.size };
 }

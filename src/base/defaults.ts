@@ -54,3 +54,17 @@ export const CONSOLE_DEFAULTS = {
   /** Streams searched by name when a timeline query is neither an address nor an effect key. */
   streamScanLimit: 10_000,
 } as const;
+
+/** Waiting for a result (`waitFor`, `waitForEffect`, `host.drain()`). */
+export const AWAIT_DEFAULTS = {
+  /** How long a wait lasts before it rejects with `WaitTimeoutError`. */
+  timeoutMs: 30_000,
+  /**
+   * The fallback poll, from its first interval doubling to its cap, reset by every wake-up. A
+   * commit of this process wakes a waiter at once, and on PostgreSQL so does another process's
+   * commit that adds outbox rows (NOTIFY); the poll covers the commits nothing announces (an
+   * outcome recorded by another process).
+   */
+  pollFirstMs: 25,
+  pollMaxMs: 1_000,
+} as const;

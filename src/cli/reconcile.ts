@@ -5,6 +5,7 @@ import { Reconciliation } from "../effects/reconciliation.js";
 import type { EffectStatus, EffectView, Settlement } from "../effects/types.js";
 import { listEffects } from "../effects/view.js";
 import type { Journal } from "../journal/types.js";
+import { registerReviveCommand } from "./revive.js";
 
 /** Where the commands print; tests pass their own. */
 export interface CliOutput {
@@ -166,4 +167,5 @@ export function registerReconcileCommands(
       for (const v of views) output.out(`${row(v)}\n`);
       output.out(`${views.length} effect(s)\n`);
     });
+  registerReviveCommand(effects, openJournal, (text) => output.out(text));
 }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ActorDefinition } from "../core/actor.js";
-import type { Decision, Typed } from "../core/decider.js";
+import type { Decision, EffectRequest, MessageRequest, PublishRequest, Typed } from "../core/decider.js";
 
 /**
  * Given/when/then for deciders, with no runtime and no store:
@@ -28,16 +28,35 @@ export function given<S, C extends Typed, E extends Typed, O extends Typed = nev
     state,
     when(command: C | O) {
       const run = (): Decision<E> => actor.decide(command, state, context);
+      /** An assertion that one part of the decision equals what is expected; returns the whole decision. */
+      const part =
+        <T>(what: string, of: (decision: Decision<E>) => T) =>
+        (expected: T): Decision<E> => {
+          const decision = run();
+          same(what, expected, of(decision));
+          return decision;
+        };
       return {
         /** The decision's events equal `expected` (deep, in order). Returns the whole decision. */
         // biome-ignore lint/suspicious/noThenProperty: given/when/then is the public testing API; `when()` is never awaited
-        then(expected: E[]): Decision<E> {
+        then: part<E[]>("events", (d) => d.events ?? []),
+        /** The decision requests exactly these effects (kind, key, input, notBefore; deep, in order). */
+        thenEffects: part<EffectRequest[]>("effects", (d) => d.effects ?? []),
+        /** The decision publishes exactly these integration events (deep, in order). */
+        thenPublishes: part<PublishRequest[]>("publications", (d) => d.publish ?? []),
+        /** The decision sends exactly these actor-to-actor messages (deep, in order). */
+        thenSends: part<MessageRequest[]>("messages", (d) => d.send ?? []),
+        /** The decision's reply equals `expected` (deep; `undefined` when it gives none). */
+        thenReply: part<unknown>("reply", (d) => d.reply),
+        /**
+         * The state after the decision's events, folded with `evolve` onto the given state, equals
+         * `expected` (deep). Returns that state.
+         */
+        thenState(expected: S): S {
           const decision = run();
-          const actual = decision.events ?? [];
-          if (!isDeepStrictEqual(actual, expected)) {
-            throw new Error(`expected events\n${show(expected)}\nbut decide returned\n${show(actual)}`);
-          }
-          return decision;
+          const after = (decision.events ?? []).reduce((s, e) => actor.evolve(s, e), state);
+          same("state", expected, after, "evolve made");
+          return after;
         },
         /** No events, effects, messages or publications. */
         thenNothingHappened(): Decision<E> {
@@ -75,4 +94,10 @@ export function given<S, C extends Typed, E extends Typed, O extends Typed = nev
   };
 }
 
-const show = (value: unknown) => JSON.stringify(value, null, 2);
+const show = (value: unknown) => (value === undefined ? "undefined" : JSON.stringify(value, null, 2));
+
+function same(what: string, expected: unknown, actual: unknown, source = "decide returned"): void {
+  if (!isDeepStrictEqual(actual, expected)) {
+    throw new Error(`expected ${what}\n${show(expected)}\nbut ${source}\n${show(actual)}`);
+  }
+}

@@ -9,4 +9,5 @@ export {
 } from "../journal/memory.js";
 export { SimulatedClock } from "./clock.js";
 export { given } from "./decider-spec.js";
+export { type OutcomeOptions, outcome } from "./outcomes.js";
 export * from "./simulation/index.js";

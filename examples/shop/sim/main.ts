@@ -89,6 +89,8 @@ if (options.seed !== undefined) {
     checks: result.checks,
     violations: result.violations.length,
     failures: result.violations.length ? [result] : [],
+    // Judged over a budget of seeds, never one seed: a replay has none.
+    budgetViolations: [],
     elapsedMs: result.elapsedMs,
   };
 } else {
@@ -172,5 +174,6 @@ if (options.json) {
     }
   }
   if (report.failures.length > 5) process.stdout.write(`\n... and ${report.failures.length - 5} more failing seeds\n`);
+  for (const v of report.budgetViolations) process.stdout.write(`\nover all seeds: [${v.invariant}] ${v.message}\n`);
 }
 process.exitCode = report.violations > 0 || report.cut ? 1 : 0;

@@ -29,5 +29,6 @@ export {
   SimulatedCrash,
   type SimulationSystem,
   type SimWorker,
+  type SimWorkerLike,
   SimWorld,
 } from "./world.js";

@@ -1,4 +1,11 @@
-import type { DefiniteResult, EffectHandler, EffectPolicy, LookupResult } from "../../effects/types.js";
+import type {
+  DefiniteResult,
+  EffectHandler,
+  EffectPolicy,
+  LookupResult,
+  RunContext,
+  RunResult,
+} from "../../effects/types.js";
 
 /** One call that reached the provider and did its work. */
 export interface Execution<I = unknown, R = unknown> {
@@ -37,6 +44,11 @@ export interface SimulatedProviderOptions<I, R> {
   lookup: boolean;
   /** The provider's business answer for a new request (deterministic in the input). */
   execute(input: I, key: string, serial: number): DefiniteResult<R>;
+  /**
+   * A real handler's `run`, called instead of `execute` by the provider's handler (see
+   * `SimulatedProvider.around`): the simulated faults, dedup and ledger then wrap real code.
+   */
+  run?: ((input: I, context: RunContext) => Promise<RunResult<R>>) | undefined;
   /** Policy for the handler this provider hands out. */
   policy?: Partial<EffectPolicy>;
 }
@@ -56,6 +68,33 @@ export class SimulatedProvider<I = unknown, R = unknown> {
 
   constructor(private readonly options: SimulatedProviderOptions<I, R>) {
     this.kind = options.kind;
+  }
+
+  /**
+   * Simulated faults, dedup and a ledger around your real handler: the provider's handler calls
+   * `handler.run` where a built-in provider would compute its answer, so the run tests your
+   * handler's code (its input mapping, its result parsing, `notPerformed` answers) under the
+   * simulator's crashes and provider faults. A `fail` fault throws before your handler runs; a
+   * `succeed-then-timeout` throws after it returned. With `dedups`, a key seen before gets the
+   * stored answer without calling it again. Lookup, when offered, answers from the ledger. Point
+   * the handler at an in-process fake of the service (never a network call: runs must be
+   * deterministic).
+   */
+  static around<I, R>(
+    handler: EffectHandler<I, R>,
+    options: { dedups: boolean; lookup?: boolean; policy?: Partial<EffectPolicy> },
+  ): SimulatedProvider<I, R> {
+    return new SimulatedProvider<I, R>({
+      kind: handler.kind,
+      dedups: options.dedups,
+      lookup: options.lookup ?? false,
+      // The world decides whether the provider dedups; the policy must say the same.
+      policy: { ...handler.policy, ...options.policy, providerDedups: options.dedups },
+      execute: () => {
+        throw new Error(`provider "${handler.kind}" wraps a handler: it answers through run`);
+      },
+      run: (input, context) => handler.run(input, context),
+    });
   }
 
   get dedups(): boolean {
@@ -90,6 +129,34 @@ export class SimulatedProvider<I = unknown, R = unknown> {
     return execution.result;
   }
 
+  /** `call` for a provider around a real handler: the same faults, dedup and ledger, the answer from `run`. */
+  private async callThrough(
+    key: string,
+    input: I,
+    context: RunContext,
+    run: NonNullable<SimulatedProviderOptions<I, R>["run"]>,
+  ): Promise<RunResult<R>> {
+    const fault = this.pendingFaults.shift();
+    if (fault === "fail") throw new ProviderUnavailable(key);
+    const fromHandler = this.handlerDepth > 0;
+    const seen = this.options.dedups ? this.byKey.get(key) : undefined;
+    let result: RunResult<R>;
+    if (seen) {
+      this.executions.push({ key, input, result: seen.result, fromHandler, performed: false });
+      result = seen.result;
+    } else {
+      result = await run(input, { ...context, idempotencyKey: key });
+      // "Not performed" is the handler's promise that nothing happened: nothing goes in the ledger.
+      if (result.outcome !== "not-performed") {
+        const execution = { key, input, result, fromHandler, performed: true };
+        this.byKey.set(key, execution);
+        this.executions.push(execution);
+      }
+    }
+    if (fault === "succeed-then-timeout") throw new ProviderTimeout(key);
+    return result;
+  }
+
   /** Ask by key: the latest performed result, or not-found. */
   find(key: string): LookupResult<R> {
     const performed = this.byKey.get(key);
@@ -113,7 +180,9 @@ export class SimulatedProvider<I = unknown, R = unknown> {
       run: async (input, context) => {
         this.handlerDepth++;
         try {
-          return this.call(keyOf(context.idempotencyKey, context.attempt), input);
+          const key = keyOf(context.idempotencyKey, context.attempt);
+          const run = this.options.run;
+          return run ? await this.callThrough(key, input, context, run) : this.call(key, input);
         } finally {
           this.handlerDepth--;
         }

@@ -1,3 +1,4 @@
+import { FAULT_POINTS, type FaultPoint } from "../../core/faults.js";
 import { type CoverageKind, coverageOf } from "./coverage.js";
 import {
   DEFAULT_SHRINK_TIME_MS,
@@ -5,6 +6,7 @@ import {
   type SimulationOptions,
   type SimulationResult,
   simulate,
+  type Violation,
 } from "./simulate.js";
 import type { SimulationSystem } from "./world.js";
 
@@ -18,6 +20,11 @@ export interface SeedsReport {
   violations: number;
   /** The failing runs; the first with its shrunk reproduction. */
   failures: SimulationResult[];
+  /**
+   * What failed across the whole budget rather than in one seed (counted in `violations` too):
+   * `armed-fault-points-fire` when a point the system reaches was armed and never fired.
+   */
+  budgetViolations: Violation[];
   /** Set when the run stopped before its last seed: why. */
   cut?: string;
   /** Wall-clock time of all seeds (ms); only printed, never asserted on. */
@@ -34,6 +41,15 @@ export interface SeedsOptions extends Omit<SimulationOptions, "seed"> {
    * budget is cut to what is left, so a test using this finishes in time whatever the code does.
    */
   totalTimeMs?: number | undefined;
+}
+
+/**
+ * Points the seeds armed (`crash-at:P`) that never fired (`fired:P`). Judged over the whole
+ * budget, not per seed: one seed arms a point late, or crashes before reaching it, and that is
+ * fine; a point that never fires in any seed is a path the runs never took.
+ */
+function armedNeverFired(points: readonly FaultPoint[], faults: Record<string, number>): FaultPoint[] {
+  return points.filter((point) => (faults[`crash-at:${point}`] ?? 0) > 0 && (faults[`fired:${point}`] ?? 0) === 0);
 }
 
 /**
@@ -55,6 +71,7 @@ export async function runSeeds(
     checks: 0,
     violations: 0,
     failures: [],
+    budgetViolations: [],
     elapsedMs: 0,
   };
   const first = options.first ?? 1;
@@ -88,6 +105,18 @@ export async function runSeeds(
     if (options.stopAtFirstFailure && result.violations.length > 0) break;
   }
   report.coverage = coverageOf(report.faults);
+  const stoppedEarly = report.cut !== undefined || report.seeds < options.count;
+  const unfired = stoppedEarly ? [] : armedNeverFired(system.faultPoints ?? FAULT_POINTS, report.faults);
+  if (unfired.length > 0) {
+    report.budgetViolations.push({
+      invariant: "armed-fault-points-fire",
+      message:
+        `fault points armed but never fired over ${report.seeds} seeds: ${unfired.join(", ")}. ` +
+        "Either the system cannot reach them (leave them out of its faultPoints) or its workers never " +
+        "take that path (a worker missing from workers(), or built without env.faults)",
+    });
+    report.violations += report.budgetViolations.length;
+  }
   report.elapsedMs = performance.now() - started;
   return report;
 }

@@ -78,7 +78,7 @@ export async function simulate(system: SimulationSystem, options: SimulationOpti
   const weights: StepWeights = { ...DEFAULT_WEIGHTS, ...options.weights };
   const steps = Array.isArray(options.steps)
     ? options.steps
-    : generateSteps(seededRandom(options.seed ^ 0x2545f491), options.steps ?? 200, weights);
+    : generateSteps(seededRandom(options.seed ^ 0x2545f491), options.steps ?? 200, weights, system.faultPoints);
   const started = performance.now();
   const outcome = await runSteps(system, options, steps);
   const result: SimulationResult = { seed: options.seed, steps, ...outcome, elapsedMs: 0 };

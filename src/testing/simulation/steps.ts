@@ -48,7 +48,12 @@ export const FAULT_KINDS: readonly StepKind[] = [
   "publish-fault",
 ];
 
-export function generateSteps(random: Random, count: number, weights: StepWeights): Step[] {
+export function generateSteps(
+  random: Random,
+  count: number,
+  weights: StepWeights,
+  points: readonly FaultPoint[] = FAULT_POINTS,
+): Step[] {
   const kinds = (Object.keys(weights) as StepKind[]).filter((k) => weights[k] > 0);
   const total = kinds.reduce((sum, k) => sum + weights[k], 0);
   const pick = () => Math.floor(random.next() * 1_000_000);
@@ -63,12 +68,12 @@ export function generateSteps(random: Random, count: number, weights: StepWeight
         break;
       }
     }
-    steps.push(makeStep(kind, random, pick));
+    steps.push(makeStep(kind, random, pick, points));
   }
   return steps;
 }
 
-function makeStep(kind: StepKind, random: Random, pick: () => number): Step {
+function makeStep(kind: StepKind, random: Random, pick: () => number, points: readonly FaultPoint[]): Step {
   switch (kind) {
     case "deliver":
     case "duplicate":
@@ -84,7 +89,9 @@ function makeStep(kind: StepKind, random: Random, pick: () => number): Step {
     case "crash":
       return { kind };
     case "crash-at":
-      return { kind, point: FAULT_POINTS[pick() % FAULT_POINTS.length] as FaultPoint };
+      // A system that reaches no fault point still crashes, just not at a named point.
+      if (points.length === 0) return { kind: "crash" };
+      return { kind, point: points[pick() % points.length] as FaultPoint };
     case "commit-fault":
       return { kind, mode: random.next() < 0.5 ? "abort" : "ambiguous" };
     case "provider-fault":

@@ -1,7 +1,7 @@
 import type { AnyActor } from "../../core/actor.js";
 import { type Random, seededRandom, sequentialIds } from "../../core/clock.js";
 import type { Typed } from "../../core/decider.js";
-import { ArmableFaults, type Faults } from "../../core/faults.js";
+import { ArmableFaults, type FaultPoint, type Faults } from "../../core/faults.js";
 import { createRuntime, type Runtime } from "../../core/runtime.js";
 import type { EffectHandler } from "../../effects/types.js";
 import { type CommitFault, MemoryJournal } from "../../journal/memory.js";
@@ -26,6 +26,19 @@ export interface SimCommand {
 export interface SimWorker {
   name: string;
   runOnce(): Promise<number>;
+}
+
+/**
+ * What `workers` may return: a `SimWorker`, or a `Dispatcher` or `Relay` (anything with
+ * `runOnce`) as it is, named after its lease `owner`.
+ */
+export type SimWorkerLike = SimWorker | { runOnce(): Promise<number> };
+
+function asWorker(worker: SimWorkerLike, index: number): SimWorker {
+  if ("name" in worker && typeof worker.name === "string") return worker;
+  const owner = (worker as { owner?: unknown }).owner;
+  const name = typeof owner === "string" ? owner : `worker-${index + 1}`;
+  return { name, runOnce: () => worker.runOnce() };
 }
 
 /** What a system's factories get to build workers on one process "generation". */
@@ -69,8 +82,18 @@ export interface SimulationSystem {
   /** Handlers for the providers (default: each provider's own `handler()`). */
   // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
   handlers?(providers: SimulatedProvider<any, any>[]): EffectHandler[];
-  /** Build the background workers of one process; called at start and after every crash. */
-  workers(env: SimEnv): SimWorker[];
+  /**
+   * Build the background workers of one process; called at start and after every crash. Build
+   * them with `env`'s journal, runtime, clock, random and faults (a worker with a clock of its
+   * own fails the run: `clock-injected`).
+   */
+  workers(env: SimEnv): SimWorkerLike[];
+  /**
+   * The fault points this system's code can reach (default: all of `FAULT_POINTS`). Crash steps
+   * arm only these, and `runSeeds` fails a budget of seeds in which one of them was armed but
+   * never fired: a point armed in vain means a path the run claims to test was never taken.
+   */
+  faultPoints?: readonly FaultPoint[];
   /** The commands to deliver, drawn from the seed. */
   workload(random: Random): SimCommand[];
   /** Whether the workflow of one actor is finished (checked once faults stop). */
@@ -195,20 +218,22 @@ export class SimWorld {
       faults,
     });
     generation.runtime = runtime;
-    generation.workers = this.system.workers({
-      runtime,
-      journal,
-      clock: this.clock,
-      random: this.random,
-      faults,
-      handlers: this.handlers,
-      providers: this.providers,
-      outside: this.outside,
-      generation: n,
-      world: this.draw,
-      publishFault: () => this.publishFaults.shift(),
-      count: (name) => this.count(name),
-    });
+    generation.workers = this.system
+      .workers({
+        runtime,
+        journal,
+        clock: this.clock,
+        random: this.random,
+        faults,
+        handlers: this.handlers,
+        providers: this.providers,
+        outside: this.outside,
+        generation: n,
+        world: this.draw,
+        publishFault: () => this.publishFaults.shift(),
+        count: (name) => this.count(name),
+      })
+      .map(asWorker);
     this.generation = generation;
   }
 

@@ -1,0 +1,107 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { InvalidInputError } from "../base/errors.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { EffectNotFoundError } from "../effects/errors.js";
+import type { EffectView } from "../effects/types.js";
+import { effectView } from "../effects/view.js";
+import type { Journal } from "../journal/types.js";
+
+/** The documents collection where operator actions are recorded, one document per action. */
+export const OPERATOR_ACTIONS = "oncely.operator-actions";
+
+export interface Revival {
+  /** Who revives it (recorded). */
+  by: string;
+  /** Why, e.g. "decide fixed in v1.4: it now records the outcome". */
+  note?: string | undefined;
+}
+
+/** An operator action as recorded in `OPERATOR_ACTIONS`. */
+export interface OperatorAction {
+  action: "revive";
+  key: string;
+  kind: string;
+  owner: string;
+  by: string;
+  note: string | null;
+  /** The row's last error when it was revived: why it had gone dead. */
+  previousError: string | null;
+  at: number;
+}
+
+const revivalSchema = z.object({
+  by: z.string({ error: "--by <operator> is required: who revives it" }).trim().min(1, "--by must not be empty"),
+  note: z.string().optional(),
+});
+
+/**
+ * Put a `dead` effect back to work: its row goes `pending`, due now, with everything it holds
+ * kept (an outcome already known is delivered to the owner again, never run again; the key never
+ * changes). A row goes dead when its owner rejected the outcome (a `decide` that refused it):
+ * revive it once that code is fixed and deployed, or it goes dead again.
+ *
+ * The action is recorded first, as a document in `oncely.operator-actions` (who, when, why, the
+ * error it had). Failure window: a crash between that record and the row's update leaves a
+ * recorded revival of a row still dead; reviving again is safe.
+ */
+export async function reviveEffect(
+  journal: Journal,
+  key: string,
+  revival: Revival,
+  clock: Clock = systemClock,
+): Promise<EffectView> {
+  const parsed = revivalSchema.safeParse(revival);
+  if (!parsed.success) {
+    throw new InvalidInputError(
+      `cannot revive "${key}"`,
+      parsed.error.issues.map((issue) => issue.message),
+    );
+  }
+  const row = await journal.getOutbox(key);
+  if (row?.category !== "effect") throw new EffectNotFoundError(key);
+  if (row.status !== "dead") {
+    throw new InvalidInputError(
+      `effect "${key}" is not dead (its outbox status is "${row.status}"): only a dead effect can be revived`,
+    );
+  }
+  const now = clock.now();
+  const action: OperatorAction = {
+    action: "revive",
+    key,
+    kind: row.kind,
+    owner: row.stream,
+    by: parsed.data.by,
+    note: parsed.data.note ?? null,
+    previousError: row.lastError,
+    at: now,
+  };
+  await journal.commit({ documents: [{ collection: OPERATOR_ACTIONS, id: `revive:${key}:${now}`, doc: action }], now });
+  const revived = await journal.forceOutbox(
+    key,
+    { status: "pending", notBefore: now, lastError: `revived by ${action.by}; it was dead: ${row.lastError ?? "?"}` },
+    now,
+  );
+  if (!revived) throw new InvalidInputError(`effect "${key}" changed while being revived; look at it again`);
+  const updated = await journal.getOutbox(key);
+  return effectView(updated ?? row);
+}
+
+/** `oncely effects revive <key> --by <operator> [--note <text>]`. */
+export function registerReviveCommand(
+  effects: Command,
+  openJournal: () => Promise<Journal>,
+  out: (text: string) => void,
+  clock: Clock = systemClock,
+): void {
+  effects
+    .command("revive")
+    .description("put a dead effect back to work with the same key (after fixing what rejected its outcome)")
+    .argument("<key>", "the effect's idempotency key, e.g. order:42:payment")
+    .option("--by <operator>", "who revives it (recorded in oncely.operator-actions)")
+    .option("--note <text>", "why, kept with the record")
+    .action(async (key: string, flags: { by?: string; note?: string }) => {
+      const view = await reviveEffect(await openJournal(), key, { by: flags.by as string, note: flags.note }, clock);
+      out(`revived ${key} (${view.kind}, owner ${view.owner}) by ${flags.by}; a running dispatcher picks it up now\n`);
+    });
+}

@@ -1,0 +1,99 @@
+import type { Commit, Journal, OutboxUpdate } from "../journal/types.js";
+
+type Listener = () => void;
+
+/**
+ * A journal that tells in-process waiters which streams and outbox rows a write touched. It is
+ * the journal itself behind a proxy: every call goes to it unchanged; `commit`, `updateOutbox`
+ * and `forceOutbox` additionally wake the listeners of the keys they touched, after they
+ * resolve. With no listener registered, a write costs two `size` checks more and returns the
+ * journal's own promise (the hot path pays nothing for waits nobody makes).
+ *
+ * It sees only writes made through it (this process's runtime, dispatchers and consumers):
+ * another process's commits reach a waiter through `journal.onOutbox` (PostgreSQL NOTIFY) or
+ * the waiter's poll.
+ */
+export class CommitSignal {
+  readonly journal: Journal;
+  private readonly byKey = new Map<string, Set<Listener>>();
+  private readonly anyKey = new Set<Listener>();
+
+  constructor(target: Journal) {
+    const bound = new Map<PropertyKey, unknown>();
+    // With nobody watching when a write starts, it is the journal's own promise, untouched (a
+    // watcher that registers meanwhile looks at the journal itself right after, and polls).
+    const after = <T>(write: Promise<T>, keys: (result: T) => (string | undefined)[]): Promise<T> =>
+      this.listening
+        ? write.then((result) => {
+            this.fire(keys(result));
+            return result;
+          })
+        : write;
+    const wrapped: Partial<Journal> = {
+      commit: (commit: Commit) =>
+        after(target.commit(commit), () => [commit.stream, ...(commit.outboxDone ?? []).map((done) => done.id)]),
+      updateOutbox: (id: string, owner: string, update: OutboxUpdate, now: number) =>
+        after(target.updateOutbox(id, owner, update, now), (changed) => (changed ? [id] : [])),
+      forceOutbox: (id: string, update: OutboxUpdate, now: number) =>
+        after(target.forceOutbox(id, update, now), (changed) => (changed ? [id] : [])),
+    };
+    this.journal = new Proxy(target, {
+      get(object, property) {
+        if (property in wrapped) return wrapped[property as keyof Journal];
+        const value = Reflect.get(object, property, object);
+        if (typeof value !== "function") return value;
+        // Bound once per method: back ends keep private state that `this` must reach.
+        let method = bound.get(property);
+        if (!method) {
+          method = value.bind(object);
+          bound.set(property, method);
+        }
+        return method;
+      },
+    });
+  }
+
+  /** Call `listener` after every write that touches `key` (a stream or an outbox row id). */
+  watch(key: string, listener: Listener): () => void {
+    let set = this.byKey.get(key);
+    if (!set) {
+      set = new Set();
+      this.byKey.set(key, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.byKey.get(key) === set) this.byKey.delete(key);
+    };
+  }
+
+  /** Call `listener` after every write. */
+  watchAll(listener: Listener): () => void {
+    this.anyKey.add(listener);
+    return () => this.anyKey.delete(listener);
+  }
+
+  /** Listeners registered now (0 when nobody waits: then writes fire nothing). */
+  get watchers(): number {
+    let count = this.anyKey.size;
+    for (const set of this.byKey.values()) count += set.size;
+    return count;
+  }
+
+  /** Wake every `watchAll` listener: something the journal does not see changed (a delivery ended). */
+  poke(): void {
+    for (const listener of this.anyKey) listener();
+  }
+
+  private get listening(): boolean {
+    return this.byKey.size > 0 || this.anyKey.size > 0;
+  }
+
+  private fire(keys: (string | undefined)[]): void {
+    for (const listener of this.anyKey) listener();
+    for (const key of keys) {
+      if (key === undefined) continue;
+      for (const listener of this.byKey.get(key) ?? []) listener();
+    }
+  }
+}

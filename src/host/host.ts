@@ -1,0 +1,230 @@
+import type { Registry } from "prom-client";
+import { InvalidInputError } from "../base/errors.js";
+import type { AnyActor } from "../core/actor.js";
+import { type Clock, type IdGenerator, type Random, randomIds, systemClock } from "../core/clock.js";
+import type { Typed } from "../core/decider.js";
+import type { Faults } from "../core/faults.js";
+import type { Logger } from "../core/logger.js";
+import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
+import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
+import type { EffectHandler } from "../effects/types.js";
+import type { Journal, OutboxRow } from "../journal/types.js";
+import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
+import { Relay, type RelayOptions } from "../messaging/relay.js";
+import type { Subscription, Transport } from "../messaging/transport.js";
+import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
+import { CommitSignal } from "./commit-signal.js";
+import { TrackedTransport } from "./tracked-transport.js";
+
+/** What every component of a host shares; given once, passed to each. */
+type Shared = "journal" | "clock" | "ids" | "random" | "faults" | "logger" | "registry";
+
+/** A consumer of integration events, subscribed by the host to `subjects`. */
+export type HostConsumer = Omit<ConsumerOptions, Shared | "runtime"> & {
+  subjects: string[];
+  /** Messages handled at once (the transport's default when absent). */
+  concurrency?: number;
+  /** Where it subscribes; the relay's transport when absent. */
+  transport?: Transport;
+};
+
+export interface HostOptions {
+  journal: Journal;
+  actors: AnyActor[];
+  /** Effect handlers, one per kind, run by the host's dispatcher. */
+  // biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
+  handlers?: EffectHandler<any, any>[];
+  /** This host's name, the prefix of its lease owners (`NAME/dispatcher`, `NAME/relay`); unique per process. */
+  name?: string;
+  /** Runtime tuning (cache size, idle time, conflict retries). */
+  runtime?: Omit<RuntimeOptions, Shared | "actors">;
+  /** Dispatcher tuning (batch size, concurrency, poll, default policy, message retries). */
+  dispatcher?: Omit<DispatcherOptions, Shared | "runtime" | "handlers" | "owner">;
+  /** Publish integration events from the outbox to `transport`; no relay when absent. */
+  relay?: Omit<RelayOptions, Shared | "owner">;
+  consumers?: HostConsumer[];
+  clock?: Clock;
+  ids?: IdGenerator;
+  random?: Random;
+  faults?: Faults;
+  logger?: Logger;
+  /** Where the dispatcher's metrics go. */
+  registry?: Registry;
+}
+
+/**
+ * One process's share of an oncely system, wired from one description: a runtime for the
+ * actors, a dispatcher for their effects and messages, a relay for their integration events,
+ * and consumers. `start()` starts them, `stop()` stops them all in order, `drain()` waits
+ * until nothing is left to do now, and `waitFor` / `waitForEffect` await results.
+ * Option defaults are the components' own (see `src/base/defaults.ts`).
+ *
+ * The journal and the transports are the caller's: the host never closes them.
+ *
+ * @example
+ * const host = createHost({ journal, actors: [checkout], handlers: [payment] });
+ * await host.start();
+ * await host.send("checkout/42", { type: "Checkout", amount: 1999 }, { messageId: "req-1" });
+ * const { state } = await host.waitFor<Checkout>("checkout/42", (s) => s.payment === "Completed");
+ * await host.stop();
+ */
+export class Host {
+  readonly name: string;
+  /** The journal every component of this host writes through (the given one, observed for waits). */
+  readonly journal: Journal;
+  readonly runtime: Runtime;
+  readonly dispatcher: Dispatcher;
+  readonly relay: Relay | undefined;
+  readonly consumers: readonly Consumer[];
+  private readonly signal: CommitSignal;
+  private readonly awaiter: Awaiter;
+  private readonly clock: Clock;
+  private readonly transports: TrackedTransport[] = [];
+  private readonly subscriptions: { consumer: Consumer; transport: TrackedTransport; options: HostConsumer }[] = [];
+  private readonly stopping = new AbortController();
+  private running: Subscription[] | undefined;
+  private stopped: Promise<void> | undefined;
+
+  constructor(options: HostOptions) {
+    if (!options.journal) throw new InvalidInputError("createHost needs a journal");
+    if (!Array.isArray(options.actors))
+      throw new InvalidInputError("createHost needs actors: an array of actor definitions");
+    const ids = options.ids ?? randomIds;
+    this.name = options.name ?? `host-${ids.next()}`;
+    this.clock = options.clock ?? systemClock;
+    this.signal = new CommitSignal(options.journal);
+    this.journal = this.signal.journal;
+    const shared = {
+      journal: this.journal,
+      clock: this.clock,
+      ...(options.random === undefined ? {} : { random: options.random }),
+      ...(options.faults === undefined ? {} : { faults: options.faults }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    };
+    this.runtime = new Runtime({ ...options.runtime, ...shared, ids, actors: options.actors });
+    this.dispatcher = new Dispatcher({
+      ...options.dispatcher,
+      ...shared,
+      ...(options.registry === undefined ? {} : { registry: options.registry }),
+      runtime: this.runtime,
+      owner: `${this.name}/dispatcher`,
+      handlers: options.handlers ?? [],
+    });
+    this.relay = options.relay && new Relay({ ...options.relay, ...shared, owner: `${this.name}/relay` });
+    const consumers: Consumer[] = [];
+    for (const consumer of options.consumers ?? []) {
+      const transport = consumer.transport ?? options.relay?.transport;
+      if (!transport) {
+        throw new InvalidInputError(
+          `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
+        );
+      }
+      const built = new Consumer({ ...consumer, ...shared, ids, runtime: this.runtime });
+      consumers.push(built);
+      this.subscriptions.push({ consumer: built, transport: this.track(transport), options: consumer });
+    }
+    this.consumers = consumers;
+    this.awaiter = new Awaiter({
+      signal: this.signal,
+      runtime: this.runtime,
+      clock: this.clock,
+      stopped: this.stopping.signal,
+    });
+  }
+
+  /** Start the dispatcher, the relay, and every consumer's subscription. */
+  async start(): Promise<void> {
+    if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
+    if (this.running) return;
+    this.running = [];
+    this.dispatcher.start();
+    this.relay?.start();
+    for (const { consumer, transport, options } of this.subscriptions) {
+      const subscribe = {
+        subjects: options.subjects,
+        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      };
+      this.running.push(await consumer.subscribe(transport, subscribe));
+    }
+  }
+
+  /**
+   * Stop everything, in the order that loses nothing: waits reject; consumers stop taking
+   * messages and finish the ones in hand; the dispatcher stops claiming and lets running
+   * handlers settle; the relay stops; the runtime closes. Unfinished work stays in the journal
+   * and the broker for the next start (of this host or another). Safe to call twice.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping.abort();
+      await Promise.all((this.running ?? []).map((subscription) => subscription.stop()));
+      await this.dispatcher.stop();
+      await this.relay?.stop();
+      this.runtime.close();
+    })();
+    return this.stopped;
+  }
+
+  /** Handle a command (see `Runtime.send`). */
+  send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
+    return this.runtime.send(address, command, options);
+  }
+
+  /** An actor's current state (see `Runtime.state`). */
+  state<S = unknown>(address: string): Promise<{ state: S; version: number }> {
+    return this.runtime.state<S>(address);
+  }
+
+  /** Resolve with the actor's state once `predicate` holds; see `Awaiter.waitFor`. */
+  waitFor<S>(address: string, predicate: (state: S) => boolean, options?: WaitOptions) {
+    return this.awaiter.waitFor<S>(address, predicate, options);
+  }
+
+  /** Resolve once effect `key` has settled; see `Awaiter.waitForEffect`. */
+  waitForEffect(key: string, options?: WaitOptions): Promise<SettledEffect> {
+    return this.awaiter.waitForEffect(key, options);
+  }
+
+  /**
+   * Resolve when nothing is left to do now: no due outbox row (effect, lookup, message, and
+   * unpublished event when this host has a relay; leased rows are in flight) and no delivery in
+   * a consumer's hands (a message still in the broker is not seen). Durable
+   * timers and lookups due later, and the reconciliation queue, are not waited for. Rejects
+   * with `WaitTimeoutError` listing what remained. Reads the whole due outbox on each look:
+   * meant for shutdown and tests, not a hot path.
+   */
+  drain(options: WaitOptions = {}): Promise<void> {
+    return this.awaiter.until("drain", "all", options, async () => {
+      const now = this.clock.now();
+      const rows = await this.journal.listOutbox({ status: ["pending", "resolving"] });
+      const due = rows.filter((row) => row.notBefore <= now && (row.category !== "event" || this.relay));
+      const delivering = this.transports.reduce((sum, transport) => sum + transport.inFlight, 0);
+      if (due.length === 0 && delivering === 0) return { done: true, value: undefined };
+      return { done: false, detail: remaining(due, delivering) };
+    });
+  }
+
+  /** One tracked wrapper per transport, however many consumers share it. */
+  private track(transport: Transport): TrackedTransport {
+    const known = this.transports.find((tracked) => tracked.wraps(transport));
+    if (known) return known;
+    const tracked = new TrackedTransport(transport, () => this.signal.poke());
+    this.transports.push(tracked);
+    return tracked;
+  }
+}
+
+function remaining(due: OutboxRow[], delivering: number): string {
+  const shown = due
+    .slice(0, 5)
+    .map((row) => `${row.category} ${row.kind} ${row.id} (${row.status}${row.lastError ? `: ${row.lastError}` : ""})`);
+  const more = due.length > shown.length ? `, and ${due.length - shown.length} more` : "";
+  const rows = due.length > 0 ? `${due.length} due outbox row(s): ${shown.join("; ")}${more}` : "";
+  const deliveries = delivering > 0 ? `${delivering} delivery(ies) in flight` : "";
+  return [rows, deliveries].filter(Boolean).join("; ");
+}
+
+/** Build a host from one description; see `Host`. */
+export function createHost(options: HostOptions): Host {
+  return new Host(options);
+}
