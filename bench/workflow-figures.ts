@@ -170,7 +170,7 @@ const sqlText = (first: unknown): string => {
  * A statement that writes, sent outside BEGIN…COMMIT, is a transaction of its own that commits;
  * so is a call of oncely's group-commit function (one transaction for a whole batch).
  */
-const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b|\boncely_commit\s*\(/i;
+const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b|\boncely_commit\w*\s*\(/i;
 
 /**
  * Counts every statement sent through a `pg` module's clients (pools use the same clients, so

@@ -204,7 +204,7 @@ export async function commitBatch(
   t: Tables,
   writes: JournalWrite[],
 ): Promise<BatchOutcome<WriteAnswer>[]> {
-  const result = await q.query(`SELECT ${t.commitFunction}($1::text[], $2) AS r`, [
+  const result = await q.query(`SELECT ${t.commitBatchFunction}($1::text[], $2) AS r`, [
     writes.map((w) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w))),
     t.channel,
   ]);

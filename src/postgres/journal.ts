@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
 import {
   type EncodedCommit,
   encodeCommit,
@@ -6,6 +7,7 @@ import {
   isOutboxWrite,
   type JournalWrite,
   type WriteAnswer,
+  writeKeys,
 } from "../journal/encode.js";
 import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
@@ -48,7 +50,11 @@ export interface PostgresJournalOptions {
   pool?: pg.Pool;
   /** Size of the pool created when `pool` is not given (default 10). */
   max?: number;
-  /** Group commit: batch size and batches in flight (default 256 and 1: commits apply in submit order). */
+  /**
+   * Group commit: batch size and batches in flight (default 256 and 3). Batches in flight overlap
+   * their round trips and WAL flushes; writes that share a stream, inbox key or outbox id still
+   * apply in submit order (see `GroupCommitOptions.keysOf`).
+   */
   groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight">;
 }
 /** Reads retry this often on a dead pooled connection (several may have died at once). */
@@ -95,8 +101,9 @@ export class PostgresJournal implements Journal {
       () => this.notifyLocal(),
     );
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
-      maxBatch: options.groupCommit?.maxBatch ?? 256,
-      maxInFlight: options.groupCommit?.maxInFlight ?? 1,
+      maxBatch: options.groupCommit?.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch,
+      maxInFlight: options.groupCommit?.maxInFlight ?? GROUP_COMMIT_DEFAULTS.postgresInFlight,
+      keysOf: writeKeys,
       start: "next-turn",
     });
   }
