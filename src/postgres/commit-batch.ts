@@ -21,7 +21,7 @@ import type { Tables } from "./tables.js";
 
 /**
  * The client half of group commit on PostgreSQL: each commit becomes one JSON text (values that
- * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit` in ONE
+ * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit_batch` in ONE
  * statement outside an explicit transaction, and each commit's result comes back on its own.
  */
 

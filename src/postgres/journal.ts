@@ -66,9 +66,11 @@ const READ_RETRIES = 3;
  * commits that add outbox rows not handed over NOTIFY the schema's channel so dispatchers in other
  * processes wake.
  *
- * Group commit: commits that arrive while a batch is in flight queue up and go together as one
- * call of `oncely_commit` (one statement, one round trip, one WAL flush); each keeps its own
- * result (see commit-function.ts).
+ * Group commit: commits that arrive while batches are in flight queue up and go together as one
+ * call of `oncely_commit_batch` (one statement, one round trip, one WAL flush), applied set-wise
+ * with the per-commit `oncely_commit` as fallback; each keeps its own result (see
+ * commit-set-function.ts and commit-function.ts). Up to 3 batches are in flight; writes sharing a
+ * key keep their submit order.
  *
  * Failure window: when the connection drops during the call, `commit` rejects with
  * `StorageUnavailableError` for EVERY commit of the batch, although the batch may have committed.
