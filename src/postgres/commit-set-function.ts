@@ -8,9 +8,9 @@ import type { Tables } from "./tables.js";
  * commit inside `oncely_commit`, which bounded PostgreSQL throughput with one batch in flight).
  *
  * The set path (`oncely_commit_set`) takes a commit when it has a stream and touches only events,
- * its snapshot, the inbox and outbox rows (insert, done), and when no EARLIER commit of the batch
- * touches the same stream, inbox key or outbox id. The others (checkpoints, parked, dead letters,
- * documents, outbox updates, and later commits sharing a key) are left to `oncely_commit`, run
+ * its snapshot, the inbox and outbox rows (insert, done), and a dispatcher's lease-held outbox
+ * update, when no EARLIER write of the batch touches the same stream, inbox key or outbox id. The
+ * others (checkpoints, parked, dead letters, documents, and later writes sharing a key) are left to `oncely_commit`, run
  * on them afterwards in batch order. Commits that share no key commute, and commits that share
  * one keep their batch order, so the outcome is that of applying the batch one commit at a time.
  *
@@ -41,6 +41,10 @@ DECLARE
   v_events integer;
   v_outbox integer;
   v_inserted jsonb[];
+  v_upd integer[];
+  v_upd_results text[];
+  v_upd_notify boolean;
+  v_unleased boolean;
 BEGIN
   results := array_fill(NULL::text, ARRAY[v_n]);
   notify := false;
@@ -92,8 +96,39 @@ BEGIN
   SELECT (SELECT base FROM base),
     (SELECT coalesce(array_agg(ord ORDER BY ord), '{}') FROM judged WHERE refused IS NULL),
     (SELECT array_agg(refused ORDER BY i) FROM (
-      SELECT i, (SELECT j.refused FROM judged j WHERE j.ord = i) AS refused FROM generate_series(1, v_n) AS i) r)
-  INTO v_base, v_go, results;
+      SELECT i, (SELECT j.refused FROM judged j WHERE j.ord = i) AS refused FROM generate_series(1, v_n) AS i) r),
+    (SELECT coalesce(array_agg(c.ord ORDER BY c.ord), '{}') FROM c
+      WHERE c.j ? 'update' AND NOT EXISTS (SELECT 1 FROM later l WHERE l.ord = c.ord))
+  INTO v_base, v_go, results, v_upd;
+
+  -- Lease-held outbox updates (a dispatcher recording an attempt), one statement for all; each
+  -- answers the row's new status, or null when the lease was not held (or the row is done).
+  IF cardinality(v_upd) > 0 THEN
+    WITH u AS (
+      SELECT g, v_c[g]->'update' AS v FROM unnest(v_upd) AS g
+    ), upd AS (
+      UPDATE ${t.outbox} o SET
+        status = coalesce(u.v->>'status', o.status),
+        attempts = coalesce((u.v->>'attempts')::integer, o.attempts),
+        not_before = coalesce((u.v->>'not_before')::bigint, o.not_before),
+        last_error = CASE WHEN u.v ? 'last_error' THEN u.v->>'last_error' ELSE o.last_error END,
+        outcome = CASE WHEN u.v ? 'outcome' THEN u.v->>'outcome' ELSE o.outcome END,
+        result = CASE WHEN u.v ? 'result' THEN u.v->'result' ELSE o.result END,
+        lease_owner = CASE WHEN (u.v->>'release')::boolean THEN NULL ELSE o.lease_owner END,
+        lease_until = CASE WHEN (u.v->>'release')::boolean THEN NULL ELSE o.lease_until END,
+        updated_at = (u.v->>'now')::bigint
+      FROM u
+      WHERE o.id = u.v->>'id' AND (u.v->>'owner' IS NULL OR o.lease_owner = u.v->>'owner') AND o.status <> 'done'
+      RETURNING u.g, o.status, (u.v->>'force')::boolean AS force)
+    SELECT array_agg(jsonb_build_object('status', upd.status)::text ORDER BY x.g),
+      coalesce(bool_or(upd.status IN ('pending', 'resolving') OR (upd.status IS NOT NULL AND upd.force)), false)
+    INTO v_upd_results, v_upd_notify
+    FROM unnest(v_upd) AS x(g) LEFT JOIN upd ON upd.g = x.g;
+    FOR i IN 1..cardinality(v_upd) LOOP
+      results[v_upd[i]] := v_upd_results[i];
+    END LOOP;
+    notify := v_upd_notify;
+  END IF;
   IF cardinality(v_go) = 0 THEN RETURN; END IF;
 
   -- 2. The inbox rows first: a commit whose row is already there is a duplicate, and nothing else
@@ -152,7 +187,8 @@ BEGIN
         SELECT r.g, jsonb_agg(jsonb_build_array(ins.id, ins.seq) ORDER BY ins.seq) AS list
         FROM ins JOIN (SELECT DISTINCT rows.g, rows.v->>'id' AS id FROM rows) r ON r.id = ins.id GROUP BY r.g
       ) p ON p.g = i)
-  INTO v_outbox, v_rows, notify, v_inserted;
+  INTO v_outbox, v_rows, v_unleased, v_inserted;
+  notify := notify OR v_unleased;
   IF v_rows < v_outbox THEN
     -- Some ids were held already. Step 1 compared the rows it could see; a row inserted since by
     -- another transaction with another request is a reuse the fallback answers per commit.

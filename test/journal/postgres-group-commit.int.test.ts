@@ -9,8 +9,8 @@ import {
 } from "../../src/base/errors.js";
 import type { Commit } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
+import { holdInboxKey as holdKey, terminateWaitingBatch } from "../support/pg-batch-faults.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
-import { waitFor } from "../support/wait.js";
 
 /**
  * Group commit on PostgreSQL where only a real server can show it: many commits in one call of
@@ -33,20 +33,7 @@ describe.skipIf(!service.available)(
     });
     afterAll(async () => drop());
 
-    /** Hold an inbox key in an open transaction: a commit recording the same key waits for it. */
-    const holdInboxKey = async (consumer: string, messageId: string) => {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query("BEGIN");
-      await client.query(
-        `INSERT INTO "${schema}".inbox (consumer, message_id, reply, recorded_at) VALUES ($1, $2, 'null', 0)`,
-        [consumer, messageId],
-      );
-      return async () => {
-        await client.query("ROLLBACK");
-        await client.end();
-      };
-    };
+    const holdInboxKey = (consumer: string, messageId: string) => holdKey(`"${schema}"`, consumer, messageId);
     const blocker = (key: string): Commit => ({ inbox: { consumer: "lock", messageId: key, reply: null }, now: 1 });
     const order = (n: number): Commit => ({
       stream: `order/${n}`,
@@ -66,8 +53,8 @@ describe.skipIf(!service.available)(
       const releaseFirst = await holdInboxKey("lock", "first");
       const releaseSecond = await holdInboxKey("lock", "second");
       try {
-        // Batch 1 waits on the first key; meanwhile the orders queue up behind it as batch 2,
-        // whose last commit waits on the second key, so batch 2 is in flight when its backend dies.
+        // Batch 1 waits on the first key; the orders leave as batch 2 (several batches may be in
+        // flight), whose last commit waits on the second key, so batch 2 is in flight when its backend dies.
         const first = journal.commit(blocker("first"));
         await nextTurn(); // batch 1 leaves with the blocker alone
         const orders = [1, 2, 3, 4, 5].map((n) => journal.commit(order(n)));
@@ -75,24 +62,7 @@ describe.skipIf(!service.available)(
         const settled = Promise.allSettled([...orders, second]);
         await releaseFirst();
         await first;
-        const admin = new pg.Client({ connectionString: PG_URL });
-        await admin.connect();
-        try {
-          await waitFor(
-            async () => {
-              const r = await admin.query(
-                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-               WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%oncely_commit%'`,
-                [name],
-              );
-              return (r.rowCount ?? 0) > 0;
-            },
-            "batch 2 to wait on the second key",
-            10_000,
-          );
-        } finally {
-          await admin.end();
-        }
+        await terminateWaitingBatch(name, "batch 2 to wait on the second key");
         const outcomes = await settled;
         for (const outcome of outcomes) {
           expect(outcome.status).toBe("rejected");

@@ -10,8 +10,8 @@ import { sqliteJournal } from "../../src/sqlite/index.js";
 import { FakePaymentProvider, paymentHandler } from "../effects/fixtures/fake-provider.js";
 import { paymentActor, paymentKey } from "../effects/fixtures/payment-actor.js";
 import { World } from "../effects/fixtures/world.js";
+import { holdInboxKey, terminateWaitingBatch } from "../support/pg-batch-faults.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
-import { waitFor } from "../support/wait.js";
 
 /**
  * Crash-matrix cells for the windows group commit and hand-over opened, on each SQL back end
@@ -168,41 +168,18 @@ for (const backend of backends) {
         const orders = orderIds("lost");
         const last = orders[ORDERS - 1] as string;
         // Hold the last order's inbox key in an open transaction: the batch waits on it, in flight.
-        const holder = new pg.Client({ connectionString: PG_URL });
-        await holder.connect();
-        cleanups.push(() => holder.end());
         const schema = (journal as unknown as { tables: { qschema: string } }).tables.qschema;
-        await holder.query("BEGIN");
-        await holder.query(
-          `INSERT INTO ${schema}.inbox (consumer, message_id, reply, recorded_at) VALUES ($1, $2, 'null', 0)`,
-          [`order/${last}`, `place-${last}`],
-        );
+        const release = await holdInboxKey(schema, `order/${last}`, `place-${last}`);
+        cleanups.push(release);
         await warm(world, orders);
         const first = Promise.allSettled(orders.map((order) => place(world, order)));
-        const admin = new pg.Client({ connectionString: PG_URL });
-        await admin.connect();
-        try {
-          await waitFor(
-            async () => {
-              const r = await admin.query(
-                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                 WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%oncely_commit%'`,
-                [name],
-              );
-              return (r.rowCount ?? 0) > 0;
-            },
-            "the batch to wait on the held inbox key",
-            10_000,
-          );
-        } finally {
-          await admin.end();
-        }
+        await terminateWaitingBatch(name, "the batch to wait on the held inbox key");
         const outcomes = await first;
         expect(largestBatch(journal)).toBe(ORDERS);
         for (const outcome of outcomes) {
           expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
         }
-        await holder.query("ROLLBACK");
+        await release();
         // Each client retries with its own message id; the batch was rolled back, so each lands now.
         for (const order of orders) await place(world, order);
         await world.drain();
