@@ -1,4 +1,3 @@
-import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
 /**
  * Group commit: commits that arrive while a batch is being written queue up and go to the store
  * together, as one transaction (one round trip, one fsync). A batch is a transport detail: each
@@ -9,6 +8,8 @@ import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
  * the same retryable error; each retries with its own message id and the inbox answers a retry of
  * a commit that did land.
  */
+
+import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
 
 /** What one commit of a batch came to, in the order of the batch. */
 export type BatchOutcome<R> =
