@@ -30,6 +30,8 @@ export interface WorkflowFigures {
   exactlyOnce: ExactlyOnceCheck;
   /** SQL statements and commits counted on the client over the timed orders (absent where there is no SQL). */
   sql?: SqlCount;
+  /** oncely only: the group-commit batch sizes seen over the run (warm-up included). */
+  groupCommit?: string;
 }
 
 export interface ExactlyOnceCheck {
@@ -142,7 +144,8 @@ export function describeFigures(f: WorkflowFigures): string {
   return (
     `${f.system.padEnd(22)} ${ordersPerSecond(f).toFixed(0).padStart(6)} orders/s  (${f.orders} in ${f.seconds.toFixed(2)} s, ` +
     `${f.inflight} in flight)  p50=${percentile(f.latencies, 50).toFixed(1)} ms p99=${percentile(f.latencies, 99).toFixed(1)} ms` +
-    `${sql}  exactly once: ${f.exactlyOnce.ok ? "OK" : "FAILED"} ${f.exactlyOnce.summary}`
+    `${sql}  exactly once: ${f.exactlyOnce.ok ? "OK" : "FAILED"} ${f.exactlyOnce.summary}` +
+    (f.groupCommit === undefined ? "" : `\n${"".padEnd(23)}${f.groupCommit}`)
   );
 }
 
@@ -170,7 +173,7 @@ const sqlText = (first: unknown): string => {
  * A statement that writes, sent outside BEGIN…COMMIT, is a transaction of its own that commits;
  * so is a call of oncely's group-commit function (one transaction for a whole batch).
  */
-const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b|\boncely_commit\s*\(/i;
+const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b|\boncely_commit\w*\s*\(/i;
 
 /**
  * Counts every statement sent through a `pg` module's clients (pools use the same clients, so

@@ -8,6 +8,7 @@ import { Runtime } from "../src/core/runtime.js";
 import { Dispatcher } from "../src/effects/dispatcher.js";
 import { succeeded } from "../src/effects/types.js";
 import type { Journal } from "../src/journal/types.js";
+import { groupCommitLine, groupCommitMark } from "./group-commit-stats.js";
 import {
   CallLedger,
   describeFigures,
@@ -100,6 +101,7 @@ async function runOnJournal(
     })),
   });
   dispatcher.start();
+  const mark = groupCommitMark(journal);
   try {
     const { ids, ...measured } = await runWorkload(
       options,
@@ -111,7 +113,14 @@ async function runOnJournal(
       },
       sqlClient,
     );
-    return { system, orders: options.orders, inflight: options.inflight, ...measured, exactlyOnce: ledger.check(ids) };
+    return {
+      system,
+      orders: options.orders,
+      inflight: options.inflight,
+      ...measured,
+      exactlyOnce: ledger.check(ids),
+      groupCommit: groupCommitLine(journal, mark),
+    };
   } finally {
     await dispatcher.stop();
     runtime.close();

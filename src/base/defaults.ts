@@ -26,6 +26,13 @@ export const RETENTION_DEFAULTS = {
   pruneBatchSize: 1_000,
 } as const;
 
+export const GROUP_COMMIT_DEFAULTS = {
+  /** Most commits in one batch. */
+  maxBatch: 256,
+  /** Batches in flight at once on PostgreSQL: while one waits for its WAL flush, the next is applied. */
+  postgresInFlight: 3,
+} as const;
+
 /** A duration option that must be a positive, finite number of ms; the error names the option. */
 export function positiveMs(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) {

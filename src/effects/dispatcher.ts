@@ -90,6 +90,10 @@ export class Dispatcher implements HandOver {
   private claims = 0;
   private readonly runtime: DispatcherOptions["runtime"];
   private handingOver = false;
+  /** Rows being processed, claimed or handed over: never more than `concurrency`. */
+  private busy = 0;
+  /** Rows waiting for a slot, in arrival order; each is handed a slot as one frees. */
+  private readonly waiting: (() => void)[] = [];
 
   constructor(options: DispatcherOptions) {
     // Every running handler call listens on the stop signal; many in flight at once is normal.
@@ -185,7 +189,7 @@ export class Dispatcher implements HandOver {
       while (next < rows.length) {
         const row = rows[next++] as OutboxRow;
         try {
-          await this.step(ctx, row);
+          await this.inSlot(() => this.step(ctx, row));
         } catch (error) {
           errors.push(error);
         }
@@ -212,9 +216,14 @@ export class Dispatcher implements HandOver {
     return `${this.owner}#${++this.claims}.${Math.floor(this.ctx.random.next() * 2 ** 32).toString(36)}`;
   }
 
-  /** HandOver: take a due row at its commit when this started dispatcher serves its category and kind. */
+  /**
+   * HandOver: take a due row at its commit when this started dispatcher serves its category and
+   * kind, and its backlog of handed-over rows waiting for a slot is under one claim batch; beyond
+   * that, rows are left to a claim (here or by another process) instead of piling up in memory.
+   */
   lease(row: NewOutboxRow, now: number): NewOutboxRow["lease"] {
     if (!this.handingOver || this.stopping.signal.aborted) return undefined;
+    if (this.waiting.length >= this.batchSize) return undefined;
     if (row.category === "event" || !this.categories.includes(row.category)) return undefined;
     if (row.category === "effect" && !this.ctx.handlers.has(row.kind)) return undefined;
     const lease = { owner: this.freshToken(), until: now + this.leaseMs };
@@ -227,8 +236,10 @@ export class Dispatcher implements HandOver {
   }
 
   /**
-   * HandOver: run rows committed leased to us, each under its own token, as a claim would. After
-   * `stop()` they are left alone: their lease runs out and any dispatcher claims them.
+   * HandOver: run rows committed leased to us, each under its own token, as a claim would, within
+   * the same `concurrency` limit as claimed rows: a row over the limit waits, still leased, for a
+   * slot (a lease that ran out meanwhile sends it through the lease-checked path). After `stop()`
+   * they are left alone: their lease runs out and any dispatcher claims them.
    */
   take(rows: OutboxRow[]): void {
     if (this.stopping.signal.aborted) return;
@@ -236,7 +247,10 @@ export class Dispatcher implements HandOver {
     this.stats.handedOver += rows.length;
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
-      const work = (row.category === "effect" ? recordedAttemptStep(ctx, row) : this.step(ctx, row)).catch((error) =>
+      const work = this.inSlot(() => {
+        if (this.stopping.signal.aborted) return Promise.resolve();
+        return row.category === "effect" ? recordedAttemptStep(ctx, row) : this.step(ctx, row);
+      }).catch((error) =>
         this.logger.error(
           { owner: ctx.owner, row: row.id, err: error },
           "handed-over row failed; its lease will expire",
@@ -244,6 +258,20 @@ export class Dispatcher implements HandOver {
       );
       this.inFlight.add(work);
       void work.finally(() => this.inFlight.delete(work));
+    }
+  }
+
+  /** Run `work` in one of the `concurrency` slots shared by claimed and handed-over rows. */
+  private async inSlot(work: () => Promise<void>): Promise<void> {
+    if (this.busy < this.concurrency) this.busy++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      await work();
+    } finally {
+      // The slot passes straight to the next waiter, so `busy` never drops below the rows running.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy--;
     }
   }
 

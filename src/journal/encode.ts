@@ -198,3 +198,21 @@ export function appendedRecords(encoded: EncodedCommit, fromVersion: number): Ev
     schemaVersion: event.schemaVersion,
   }));
 }
+
+/**
+ * What a write touches, for group commit with several batches in flight (`GroupCommitOptions.keysOf`):
+ * writes sharing a key are applied in submit order. A NUL separates parts, since no stored text holds one.
+ */
+export function writeKeys(write: JournalWrite): string[] {
+  if (isOutboxWrite(write)) return [`o\0${write.id}`];
+  const keys: string[] = [];
+  if (write.stream !== undefined) keys.push(`s\0${write.stream}`);
+  if (write.inbox) keys.push(`i\0${write.inbox.consumer}\0${write.inbox.messageId}`);
+  if (write.checkpoint) keys.push(`c\0${write.checkpoint.consumer}\0${write.checkpoint.source}`);
+  for (const row of write.outbox) keys.push(`o\0${row.id}`);
+  for (const done of write.outboxDone) keys.push(`o\0${done.id}`);
+  for (const p of [...write.park, ...write.unpark]) keys.push(`p\0${p.consumer}\0${p.source}\0${p.version}`);
+  for (const d of write.deadLetters) keys.push(`d\0${d.id}`);
+  for (const d of write.documents) keys.push(`D\0${d.collection}\0${d.id}`);
+  return keys;
+}

@@ -9,6 +9,8 @@
  * a commit that did land.
  */
 
+import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
+
 /** What one commit of a batch came to, in the order of the batch. */
 export type BatchOutcome<R> =
   | { ok: R }
@@ -16,11 +18,18 @@ export type BatchOutcome<R> =
   /** Rolled back alone for a reason a fresh attempt can cure (a deadlock, an append race): queued again. */
   | { retry: unknown };
 
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<C = never> {
   /** Most commits in one batch (default 256). */
   maxBatch?: number;
   /** Batches written at the same time (default 1: the next batch forms while one is in flight). */
   maxInFlight?: number;
+  /**
+   * What each item touches (a stream, an inbox key, an outbox id...). With more than one batch in
+   * flight, an item sharing a key with an item of a batch in flight, or with an earlier item still
+   * queued, waits for a later batch: items that share a key are applied in submit order, as with
+   * one batch in flight, while items that share none overlap their round trips and fsyncs.
+   */
+  keysOf?: (item: C) => readonly string[];
   /** Times a commit answered `retry` is queued again before its error is returned (default 5). */
   maxRetries?: number;
   /**
@@ -57,6 +66,9 @@ export class GroupCommitter<C, R> {
   private readonly maxInFlight: number;
   private readonly maxRetries: number;
   private readonly startNow: boolean;
+  private readonly keysOf: ((item: C) => readonly string[]) | undefined;
+  /** Keys of the items in flight, with how many in-flight items hold each. */
+  private readonly busy = new Map<string, number>();
 
   /**
    * `write` writes one batch and answers one outcome per item, in order. When it throws, every
@@ -64,12 +76,14 @@ export class GroupCommitter<C, R> {
    */
   constructor(
     private readonly write: (items: C[]) => Promise<BatchOutcome<R>[]> | BatchOutcome<R>[],
-    options: GroupCommitOptions = {},
+    options: GroupCommitOptions<C> = {},
   ) {
-    this.maxBatch = options.maxBatch ?? 256;
+    this.maxBatch = options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch;
     this.maxInFlight = options.maxInFlight ?? 1;
     this.maxRetries = options.maxRetries ?? 5;
     this.startNow = (options.start ?? "now") === "now";
+    // Keys matter only when batches can overlap; with one in flight, submit order is batch order.
+    this.keysOf = this.maxInFlight > 1 ? options.keysOf : undefined;
   }
 
   submit(item: C): Promise<R> {
@@ -94,12 +108,45 @@ export class GroupCommitter<C, R> {
 
   private startBatches(): void {
     while (this.running < this.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+      const { batch, keys } = this.nextBatch();
+      if (batch.length === 0) return; // every queued item waits for a key in flight
       this.running++;
       void this.run(batch).finally(() => {
+        this.release(keys);
         this.running--;
         if (this.queue.length > 0) this.pump();
       });
+    }
+  }
+
+  /** The next batch: the oldest items, skipping (and keeping in order) those whose keys are busy. */
+  private nextBatch(): { batch: Queued<C, R>[]; keys: string[] } {
+    const keysOf = this.keysOf;
+    if (!keysOf) return { batch: this.queue.splice(0, this.maxBatch), keys: [] };
+    const batch: Queued<C, R>[] = [];
+    const held: Queued<C, R>[] = [];
+    const heldKeys = new Set<string>();
+    const taken: string[] = [];
+    for (const q of this.queue) {
+      const keys = batch.length < this.maxBatch ? keysOf(q.item) : undefined;
+      if (keys === undefined || keys.some((k) => this.busy.has(k) || heldKeys.has(k))) {
+        held.push(q);
+        for (const k of keys ?? []) heldKeys.add(k);
+        continue;
+      }
+      batch.push(q);
+      taken.push(...keys);
+    }
+    this.queue = held;
+    for (const k of taken) this.busy.set(k, (this.busy.get(k) ?? 0) + 1);
+    return { batch, keys: taken };
+  }
+
+  private release(keys: string[]): void {
+    for (const k of keys) {
+      const n = (this.busy.get(k) ?? 1) - 1;
+      if (n === 0) this.busy.delete(k);
+      else this.busy.set(k, n);
     }
   }
 

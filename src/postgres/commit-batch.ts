@@ -21,7 +21,7 @@ import type { Tables } from "./tables.js";
 
 /**
  * The client half of group commit on PostgreSQL: each commit becomes one JSON text (values that
- * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit` in ONE
+ * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit_batch` in ONE
  * statement outside an explicit transaction, and each commit's result comes back on its own.
  */
 
@@ -204,7 +204,10 @@ export async function commitBatch(
   t: Tables,
   writes: JournalWrite[],
 ): Promise<BatchOutcome<WriteAnswer>[]> {
-  const result = await q.query(`SELECT ${t.commitFunction}($1::text[], $2) AS r`, [
+  // A lone commit skips the set path: its fixed cost (a statement per table, even when empty) is
+  // more than one subtransaction (measured: a median of 32 against 21 ms per call, under heavy load).
+  const fn = writes.length === 1 ? t.commitFunction : t.commitBatchFunction;
+  const result = await q.query(`SELECT ${fn}($1::text[], $2) AS r`, [
     writes.map((w) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w))),
     t.channel,
   ]);

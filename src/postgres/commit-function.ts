@@ -1,7 +1,8 @@
 import type { Tables } from "./tables.js";
 
 /**
- * The server-side half of group commit: `oncely_commit(commits text[], channel text)` applies a
+ * The per-commit path of group commit (since migration 5 the fallback of `oncely_commit_batch`,
+ * see commit-set-function.ts): `oncely_commit(commits text[], channel text)` applies a
  * batch of commits (each one JSON text, see `commit-batch.ts`) in ONE statement. Called outside an
  * explicit transaction, the call and its COMMIT are one round trip and one WAL flush for the batch.
  *

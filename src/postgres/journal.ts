@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
 import {
   type EncodedCommit,
   encodeCommit,
@@ -6,6 +7,7 @@ import {
   isOutboxWrite,
   type JournalWrite,
   type WriteAnswer,
+  writeKeys,
 } from "../journal/encode.js";
 import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
@@ -48,7 +50,11 @@ export interface PostgresJournalOptions {
   pool?: pg.Pool;
   /** Size of the pool created when `pool` is not given (default 10). */
   max?: number;
-  /** Group commit: batch size and batches in flight (default 256 and 1: commits apply in submit order). */
+  /**
+   * Group commit: batch size and batches in flight (default 256 and 3). Batches in flight overlap
+   * their round trips and WAL flushes; writes that share a stream, inbox key or outbox id still
+   * apply in submit order (see `GroupCommitOptions.keysOf`).
+   */
   groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight">;
 }
 /** Reads retry this often on a dead pooled connection (several may have died at once). */
@@ -60,9 +66,11 @@ const READ_RETRIES = 3;
  * commits that add outbox rows not handed over NOTIFY the schema's channel so dispatchers in other
  * processes wake.
  *
- * Group commit: commits that arrive while a batch is in flight queue up and go together as one
- * call of `oncely_commit` (one statement, one round trip, one WAL flush); each keeps its own
- * result (see commit-function.ts).
+ * Group commit: commits that arrive while batches are in flight queue up and go together as one
+ * call of `oncely_commit_batch` (one statement, one round trip, one WAL flush), applied set-wise
+ * with the per-commit `oncely_commit` as fallback; each keeps its own result (see
+ * commit-set-function.ts and commit-function.ts). Up to 3 batches are in flight; writes sharing a
+ * key keep their submit order.
  *
  * Failure window: when the connection drops during the call, `commit` rejects with
  * `StorageUnavailableError` for EVERY commit of the batch, although the batch may have committed.
@@ -95,8 +103,9 @@ export class PostgresJournal implements Journal {
       () => this.notifyLocal(),
     );
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
-      maxBatch: options.groupCommit?.maxBatch ?? 256,
-      maxInFlight: options.groupCommit?.maxInFlight ?? 1,
+      maxBatch: options.groupCommit?.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch,
+      maxInFlight: options.groupCommit?.maxInFlight ?? GROUP_COMMIT_DEFAULTS.postgresInFlight,
+      keysOf: writeKeys,
       start: "next-turn",
     });
   }

@@ -16,6 +16,9 @@ export interface Tables {
   documents: string;
   /** The group-commit function (see commit-function.ts). */
   commitFunction: string;
+  /** The set-wise half of group commit and the function the client calls (see commit-set-function.ts). */
+  commitSetFunction: string;
+  commitBatchFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
 }
@@ -38,6 +41,8 @@ export function tables(schema: string): Tables {
     deadLetters: `${q}.dead_letters`,
     documents: `${q}.documents`,
     commitFunction: `${q}.oncely_commit`,
+    commitSetFunction: `${q}.oncely_commit_set`,
+    commitBatchFunction: `${q}.oncely_commit_batch`,
     channel:
       Buffer.byteLength(channel) <= 63
         ? channel

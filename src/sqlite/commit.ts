@@ -11,13 +11,15 @@ import { isUniqueViolation } from "./errors.js";
 import type { Sql } from "./sql.js";
 
 /**
- * One commit inside a `BEGIN IMMEDIATE` transaction (its own SAVEPOINT within a group-commit
- * batch): the write lock is taken first, so the checks below read the state no other writer
- * (thread or process) can change before we commit. Checks come first, in the memory journal's
- * order (version, inbox, checkpoint); any throw rolls the commit back to its savepoint. Returns
- * how many outbox rows were new and not handed over (for wake-ups).
+ * One commit inside a `BEGIN IMMEDIATE` transaction (within a group-commit batch): the write lock
+ * is taken first, so the checks read the state no other writer (thread or process) can change
+ * before we commit. `checkCommit` runs every check, in the memory journal's order (version,
+ * inbox, checkpoint, effect keys), and writes nothing: a refusal needs no rollback. `applyCommit`
+ * then writes; an error there leaves a partial commit that the caller must roll back.
+ *
+ * The checks of a commit, before any write; throws the refusal. Returns the stream's version.
  */
-export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitResult; added: number } {
+export function checkCommit(sql: Sql, c: EncodedCommit): number {
   const current =
     c.stream === undefined
       ? 0
@@ -54,7 +56,11 @@ export function commitTransaction(sql: Sql, c: EncodedCommit): { result: CommitR
       );
     if (reused) throw reused;
   }
+  return current;
+}
 
+/** The writes of a commit checked by `checkCommit` at version `current`. */
+export function applyCommit(sql: Sql, c: EncodedCommit, current: number): { result: CommitResult; added: number } {
   const insertEvent = sql.stmt(
     `INSERT INTO events (stream, version, event_id, type, data, causation_id, correlation_id, recorded_at, schema_version)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -23,7 +23,7 @@ import type {
   ParkedRecord,
   SnapshotRecord,
 } from "../journal/types.js";
-import { commitTransaction } from "./commit.js";
+import { applyCommit, checkCommit } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
 import { BetterSqlite3 } from "./driver.js";
@@ -101,8 +101,21 @@ export class SqliteJournal implements Journal {
     return (await this.group.submit(encodeCommit(commit))) as CommitResult;
   }
 
-  /** One transaction for the batch, a savepoint per commit. Throws (failing all) when BEGIN or COMMIT fails. */
+  /**
+   * One transaction for the batch. Each commit is checked before it writes (see commit.ts), so a
+   * refused commit needs no rollback, and the batch runs without a savepoint per commit. When a
+   * write itself fails (an event id already used, a constraint), the partial commit cannot be
+   * undone alone: the whole transaction is rolled back and the batch is applied again with a
+   * savepoint per commit, where that commit fails alone. Throws (failing all) when BEGIN or
+   * COMMIT fails, or when an error rolled back the whole transaction (disk full, I/O).
+   */
   private writeBatch(batch: JournalWrite[]): BatchOutcome<WriteAnswer>[] {
+    const outcomes = this.applyBatch(batch, false);
+    return outcomes ?? (this.applyBatch(batch, true) as BatchOutcome<WriteAnswer>[]);
+  }
+
+  /** The batch in one transaction; undefined (rolled back) when a write failed without savepoints. */
+  private applyBatch(batch: JournalWrite[], savepoints: boolean): BatchOutcome<WriteAnswer>[] | undefined {
     const db = this.sql.db;
     const outcomes: BatchOutcome<WriteAnswer>[] = [];
     let added = 0;
@@ -113,23 +126,33 @@ export class SqliteJournal implements Journal {
     }
     try {
       for (const write of batch) {
-        this.sql.stmt("SAVEPOINT oncely_commit").run();
+        if (savepoints) this.sql.stmt("SAVEPOINT oncely_commit").run();
+        let checked = false;
         try {
           if (isOutboxWrite(write)) {
+            checked = true;
             const status = outbox.updateOutbox(this.sql, write.id, write.owner, write.update, write.now);
-            this.sql.stmt("RELEASE oncely_commit").run();
+            if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
             outcomes.push({ ok: { status } });
             continue;
           }
-          const done = commitTransaction(this.sql, write);
-          this.sql.stmt("RELEASE oncely_commit").run();
+          const current = checkCommit(this.sql, write);
+          checked = true;
+          const done = applyCommit(this.sql, write, current);
+          if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
           outcomes.push({ ok: done.result });
           added += done.added;
         } catch (error) {
           // Some errors (disk full, I/O) roll back the whole transaction: then the batch fails as one.
           if (!db.inTransaction) throw error;
-          this.sql.stmt("ROLLBACK TO oncely_commit").run();
-          this.sql.stmt("RELEASE oncely_commit").run();
+          if (savepoints) {
+            this.sql.stmt("ROLLBACK TO oncely_commit").run();
+            this.sql.stmt("RELEASE oncely_commit").run();
+          } else if (checked) {
+            // A write failed part-way: undo the batch and apply it again with savepoints.
+            db.exec("ROLLBACK");
+            return undefined;
+          }
           outcomes.push({ error: mapSqliteError(error) });
         }
       }

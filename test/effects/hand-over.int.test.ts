@@ -79,6 +79,59 @@ for (const factory of factories) {
       expect(dispatcher.stats.leaseLost).toBe(1);
     });
 
+    it("runs handed-over rows within the dispatcher's concurrency: rows over it wait, leased, for a slot", async () => {
+      const journal = await factory.create();
+      const provider = new FakePaymentProvider(true);
+      const base = paymentHandler(provider);
+      let running = 0;
+      let most = 0;
+      const gates: (() => void)[] = [];
+      const handler: typeof base = {
+        ...base,
+        async run(input, context) {
+          running++;
+          most = Math.max(most, running);
+          await new Promise<void>((resolve) => gates.push(resolve));
+          try {
+            return await base.run(input, context);
+          } finally {
+            running--;
+          }
+        },
+      };
+      const world = new World(journal, [paymentActor], [handler], { concurrency: 2, pollIntervalMs: 1e9 });
+      const { runtime, dispatcher } = world.node;
+      const claim = vi.spyOn(journal, "claimOutbox");
+      dispatcher.start();
+      const claimsAtStart = claim.mock.calls.length;
+      const placed = [1, 2, 3, 4, 5].map(() => `c${++orders}`);
+      try {
+        for (const order of placed) await runtime.send(`order/${order}`, { type: "RequestPayment", amount: 500 });
+        await vi.waitFor(() => expect(gates).toHaveLength(2));
+        // Five rows handed over, two running; the others wait in memory, still leased to us.
+        expect(dispatcher.stats.handedOver).toBe(5);
+        for (const order of placed) {
+          expect(await journal.getOutbox(paymentKey(order))).toMatchObject({
+            leaseOwner: expect.stringMatching(/^dispatcher-1#/),
+          });
+        }
+        for (let released = 0; released < placed.length; released++) {
+          await vi.waitFor(() => expect(gates.length).toBeGreaterThan(released));
+          gates[released]?.();
+        }
+        for (const order of placed) {
+          await vi.waitFor(async () => expect(await world.events(`order/${order}`)).toContain("PaymentCompleted"));
+        }
+      } finally {
+        for (const gate of gates) gate();
+        await dispatcher.stop();
+      }
+      expect(most).toBe(2);
+      expect(provider.calls.sort()).toEqual(placed.map(paymentKey).sort());
+      // No claim was needed: every row ran from its hand-over.
+      expect(claim.mock.calls.length).toBe(claimsAtStart);
+    });
+
     for (const dedups of [true, false]) {
       it(`lets another dispatcher take over a handed-over effect whose process died before the handler, after the lease, once (provider dedups: ${dedups})`, async () => {
         const journal = await factory.create();

@@ -74,4 +74,34 @@ describe("group committer", () => {
     await expect(stubborn.submit("x")).rejects.toThrow("raced");
     expect(stubborn.stats.batches).toBe(3);
   });
+
+  it("with several batches in flight, holds back a commit sharing a key with one in flight, and keeps submit order per key", async () => {
+    const batches: string[][] = [];
+    const gates: (() => void)[] = [];
+    const committer = new GroupCommitter<string, string>(
+      async (items) => {
+        batches.push(items);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return items.map((item) => ({ ok: item }));
+      },
+      { maxInFlight: 2, keysOf: (item) => [item.split(":")[0] as string] },
+    );
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const a1 = committer.submit("a:1");
+    const rest = ["b:1", "a:2", "c:1", "a:3"].map((item) => committer.submit(item));
+    // a:1 and b:1 each left at once, in the two slots; the others queue.
+    expect(batches).toEqual([["a:1"], ["b:1"]]);
+    gates[1]?.();
+    await rest[0];
+    await settle();
+    // A slot is free but a:1 is still in flight: only c:1 goes; a:2 and a:3 wait, in order.
+    expect(batches).toEqual([["a:1"], ["b:1"], ["c:1"]]);
+    gates[0]?.();
+    await a1;
+    await settle();
+    expect(batches[3]).toEqual(["a:2", "a:3"]);
+    gates[2]?.();
+    gates[3]?.();
+    expect(await Promise.all(rest)).toEqual(["b:1", "a:2", "c:1", "a:3"]);
+  });
 });

@@ -1,10 +1,16 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DuplicateMessageError, StorageUnavailableError } from "../../src/base/errors.js";
+import {
+  DuplicateMessageError,
+  IdempotencyKeyReusedError,
+  InvalidInputError,
+  StorageUnavailableError,
+  VersionConflictError,
+} from "../../src/base/errors.js";
 import type { Commit } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
+import { holdInboxKey as holdKey, terminateWaitingBatch } from "../support/pg-batch-faults.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
-import { waitFor } from "../support/wait.js";
 
 /**
  * Group commit on PostgreSQL where only a real server can show it: many commits in one call of
@@ -27,20 +33,7 @@ describe.skipIf(!service.available)(
     });
     afterAll(async () => drop());
 
-    /** Hold an inbox key in an open transaction: a commit recording the same key waits for it. */
-    const holdInboxKey = async (consumer: string, messageId: string) => {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query("BEGIN");
-      await client.query(
-        `INSERT INTO "${schema}".inbox (consumer, message_id, reply, recorded_at) VALUES ($1, $2, 'null', 0)`,
-        [consumer, messageId],
-      );
-      return async () => {
-        await client.query("ROLLBACK");
-        await client.end();
-      };
-    };
+    const holdInboxKey = (consumer: string, messageId: string) => holdKey(`"${schema}"`, consumer, messageId);
     const blocker = (key: string): Commit => ({ inbox: { consumer: "lock", messageId: key, reply: null }, now: 1 });
     const order = (n: number): Commit => ({
       stream: `order/${n}`,
@@ -60,8 +53,8 @@ describe.skipIf(!service.available)(
       const releaseFirst = await holdInboxKey("lock", "first");
       const releaseSecond = await holdInboxKey("lock", "second");
       try {
-        // Batch 1 waits on the first key; meanwhile the orders queue up behind it as batch 2,
-        // whose last commit waits on the second key, so batch 2 is in flight when its backend dies.
+        // Batch 1 waits on the first key; the orders leave as batch 2 (several batches may be in
+        // flight), whose last commit waits on the second key, so batch 2 is in flight when its backend dies.
         const first = journal.commit(blocker("first"));
         await nextTurn(); // batch 1 leaves with the blocker alone
         const orders = [1, 2, 3, 4, 5].map((n) => journal.commit(order(n)));
@@ -69,24 +62,7 @@ describe.skipIf(!service.available)(
         const settled = Promise.allSettled([...orders, second]);
         await releaseFirst();
         await first;
-        const admin = new pg.Client({ connectionString: PG_URL });
-        await admin.connect();
-        try {
-          await waitFor(
-            async () => {
-              const r = await admin.query(
-                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-               WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%oncely_commit%'`,
-                [name],
-              );
-              return (r.rowCount ?? 0) > 0;
-            },
-            "batch 2 to wait on the second key",
-            10_000,
-          );
-        } finally {
-          await admin.end();
-        }
+        await terminateWaitingBatch(name, "batch 2 to wait on the second key");
         const outcomes = await settled;
         for (const outcome of outcomes) {
           expect(outcome.status).toBe("rejected");
@@ -135,6 +111,93 @@ describe.skipIf(!service.available)(
         await expect(dup).rejects.toBeInstanceOf(DuplicateMessageError);
         expect(journal.groupCommitStats.largest).toBe(41);
         expect(journal.groupCommitStats.batches).toBe(2);
+      } finally {
+        await journal.close();
+      }
+    });
+
+    it("gives each commit of one batch its own fate: conflicts, duplicates and reused keys fail alone, the others land", async () => {
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      try {
+        await journal.commit(order(301));
+        await journal.commit({ ...order(302), inbox: { consumer: "mail", messageId: "m-1", reply: 1 } });
+        // One turn of the event loop: every commit below leaves in one batch.
+        const batch = [
+          journal.commit(order(300)),
+          journal.commit({ ...order(301), inbox: { consumer: "order/301", messageId: "again", reply: 0 } }),
+          journal.commit({ ...order(303), inbox: { consumer: "mail", messageId: "m-1", reply: 2 } }),
+          journal.commit({
+            ...order(304),
+            outbox: [
+              { id: "charge-300", category: "effect", kind: "charge", stream: "order/304", payload: {}, notBefore: 1 },
+            ],
+          }),
+          journal.commit(order(305)),
+          // The same stream twice: the second is applied after the first, at the version it left.
+          journal.commit({
+            ...order(305),
+            expectedVersion: 1,
+            inbox: { consumer: "order/305", messageId: "next", reply: 0 },
+          }),
+          journal.commit(order(306)),
+        ];
+        const outcomes = await Promise.allSettled(batch);
+        const reason = (i: number) => (outcomes[i] as PromiseRejectedResult).reason;
+        expect(journal.groupCommitStats.largest).toBe(7);
+        expect(outcomes.map((o) => o.status)).toEqual([
+          "fulfilled",
+          "rejected",
+          "rejected",
+          "rejected",
+          "fulfilled",
+          "fulfilled",
+          "fulfilled",
+        ]);
+        expect(reason(1)).toBeInstanceOf(VersionConflictError);
+        expect(reason(1)).toMatchObject({ expectedVersion: 0, actualVersion: 1 });
+        expect(reason(2)).toBeInstanceOf(DuplicateMessageError);
+        expect(reason(3)).toBeInstanceOf(IdempotencyKeyReusedError);
+        expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value.version : undefined))).toEqual([
+          1,
+          undefined,
+          undefined,
+          undefined,
+          1,
+          2,
+          1,
+        ]);
+        expect((outcomes[0] as PromiseFulfilledResult<{ inserted?: unknown }>).value.inserted).toEqual([
+          { id: "charge-300", seq: expect.any(Number) },
+        ]);
+        // A failed commit wrote nothing: no event, no inbox row, no outbox row.
+        for (const n of [303, 304]) expect(await journal.streamVersion(`order/${n}`)).toBe(0);
+        expect(await journal.streamVersion("order/301")).toBe(1);
+        expect(await journal.getInbox("order/301", "again")).toBeUndefined();
+        expect(await journal.getOutbox("charge-303")).toBeUndefined();
+        expect(await journal.getOutbox("charge-304")).toBeUndefined();
+        expect(await journal.getInbox("mail", "m-1")).toMatchObject({ reply: 1 });
+        expect((await journal.readStream("order/305")).map((e) => e.version)).toEqual([1, 2]);
+      } finally {
+        await journal.close();
+      }
+    });
+
+    it("answers a batch the set path refuses (an event id already used) one commit at a time, with the same fates", async () => {
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      try {
+        const used = { ...order(400), events: [{ eventId: "used-event", type: "Placed", data: {} }] };
+        await journal.commit(used);
+        const outcomes = await Promise.allSettled([
+          journal.commit(order(401)),
+          journal.commit({ ...order(402), events: [{ eventId: "used-event", type: "Placed", data: {} }] }),
+          journal.commit(order(403)),
+        ]);
+        expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+        expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidInputError);
+        expect(await journal.streamVersion("order/401")).toBe(1);
+        expect(await journal.streamVersion("order/402")).toBe(0);
+        expect(await journal.getOutbox("charge-402")).toBeUndefined();
+        expect(await journal.streamVersion("order/403")).toBe(1);
       } finally {
         await journal.close();
       }
