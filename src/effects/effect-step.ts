@@ -9,6 +9,7 @@ import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { readEffectInput } from "./effect-input.js";
 import { EffectTimeoutError } from "./errors.js";
 import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
 import { withTimeout } from "./timeout.js";
@@ -41,13 +42,24 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
     });
     return;
   }
+  const read = readEffectInput(row, handler);
+  if ("unreadable" in read) return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`);
+  if ("tooNew" in read) return backOff(ctx, row, policy, read.tooNew);
   const mayRun =
     row.attempts === 0 || state.rerunAllowed === true || (policy.providerDedups && row.attempts < policy.maxAttempts);
   if (!mayRun) {
     const reason = row.lastError ?? "a previous run's outcome was never recorded (dispatcher stopped or crashed)";
     return goUnknown(ctx, row, state, policy, handler, reason);
   }
-  await runStep(ctx, row, state, policy, handler);
+  await runStep(ctx, row, state, policy, handler, read.input);
+}
+
+/** A row this dispatcher cannot run (its code is older than the row's input): back off so another may. */
+async function backOff(ctx: StepContext, row: OutboxRow, policy: EffectPolicy, reason: string): Promise<void> {
+  await writeRow(ctx, row, {
+    notBefore: ctx.clock.now() + backoffDelay(policy.backoff, 1, ctx.random),
+    lastError: `${reason} (dispatcher ${ctx.owner})`,
+  });
 }
 
 /**
@@ -60,8 +72,10 @@ export async function recordedAttemptStep(ctx: StepContext, row: OutboxRow): Pro
   const handler = ctx.handlers.get(row.kind);
   // A lease already over (the process stalled) may have been taken: go through the lease-checked path.
   const leaseHeld = row.leaseUntil !== null && ctx.clock.now() < row.leaseUntil;
-  if (!handler || row.attempts !== 1 || !leaseHeld) return effectStep(ctx, row);
-  return runStep(ctx, { ...row, attempts: 0 }, effectRowState(row), ctx.policyFor(row.kind), handler, true);
+  const read = handler && readEffectInput(row, handler);
+  if (!handler || !read || !("input" in read) || row.attempts !== 1 || !leaseHeld) return effectStep(ctx, row);
+  const policy = ctx.policyFor(row.kind);
+  return runStep(ctx, { ...row, attempts: 0 }, effectRowState(row), policy, handler, read.input, true);
 }
 
 /** The row as a claimer's first write would leave it (see `recordedAttemptStep`). */
@@ -73,14 +87,13 @@ export const firstAttemptRecorded = (now: number): { attempts: number; result: E
 // biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
 type AnyHandler = EffectHandler<any, any>;
 
-const inputOf = (row: OutboxRow): unknown => (row.payload as { input?: unknown } | null)?.input ?? null;
-
 async function runStep(
   ctx: StepContext,
   row: OutboxRow,
   state: EffectRowState,
   policy: EffectPolicy,
   handler: AnyHandler,
+  input: unknown,
   recorded = false,
 ): Promise<void> {
   await ctx.faults.hit("dispatch.beforeHandler");
@@ -98,7 +111,7 @@ async function runStep(
   let ambiguity = "";
   try {
     const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+      handler.run(input, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
     );
     answer = definiteAnswer(raw);
     skipped = notPerformedAnswer(raw);
@@ -331,13 +344,16 @@ async function resolveStep(
   if (!handler || !lookup) {
     return escalate(ctx, row, state, row.lastError ?? `no lookup for effect kind "${row.kind}"`);
   }
+  const read = readEffectInput(row, handler);
+  if ("tooNew" in read) return backOff(ctx, row, policy, read.tooNew);
+  if ("unreadable" in read) return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`);
   const lookups = (state.lookups ?? 0) + 1;
   ctx.stats.lookups++;
   let found: LookupResult | undefined;
   let problem: string;
   try {
     found = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      lookup.call(handler, row.id, { signal, input: inputOf(row) }),
+      lookup.call(handler, row.id, { signal, input: read.input }),
     );
     problem = `lookup of "${row.id}" answered ${JSON.stringify(found?.outcome ?? null)}`;
   } catch (error) {

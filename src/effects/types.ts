@@ -1,3 +1,5 @@
+import type { UpcastStep } from "../core/upcast.js";
+
 /**
  * The effect contract: what a handler is, what it may answer, and the policy the dispatcher
  * follows. Handlers talk to the outside world; everything else in oncely stays pure or local.
@@ -59,6 +61,13 @@ export interface EffectHandler<I = unknown, R = unknown> {
   /** Ask the provider what happened to a key. Throwing counts as "still unknown". */
   lookup?(idempotencyKey: string, context: { signal: AbortSignal; input: I }): Promise<LookupResult<R>>;
   policy?: Partial<EffectPolicy>;
+  /** Version of the input shape `run` takes (default 1); rows store the version they were requested at. */
+  inputVersion?: number;
+  /**
+   * `upcastInput[n]` turns an input of version n into version n + 1, for rows requested by older
+   * code. A row with no path goes to the reconciliation queue instead of running (see `effect-input.ts`).
+   */
+  upcastInput?: Readonly<Record<number, UpcastStep>>;
 }
 
 export interface Backoff {
