@@ -34,7 +34,13 @@ export { isStorableText, unstorableReason } from "./base/storable-text.js";
 // Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
 export { openJournal } from "./cli/open-journal.js";
 // Actors and the runtime
-export { type ActorDefinition, type AnyActor, defineActor, type SnapshotPolicy } from "./core/actor.js";
+export {
+  type ActorDefinition,
+  type AnyActor,
+  defineActor,
+  type EventSchemas,
+  type SnapshotPolicy,
+} from "./core/actor.js";
 export { type Address, formatAddress, parseAddress } from "./core/address.js";
 export {
   type Clock,
@@ -66,8 +72,18 @@ export {
   noFaults,
 } from "./core/faults.js";
 export { type Logger, silentLogger } from "./core/logger.js";
+export { readEvent } from "./core/recovery.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export { type SnapshotMetrics, snapshotMetrics } from "./core/snapshot-metrics.js";
+export {
+  type SchemaOf,
+  type Schemas,
+  UpcastError,
+  type UpcastStep,
+  upcast,
+  VersionTooNewError,
+} from "./core/upcast.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The journal contract (back ends implement it)

@@ -23,7 +23,8 @@ export function readEffectInput(row: OutboxRow, handler: EffectHandler<any, any>
   };
   try {
     if (typeof stored !== "number") throw new TypeError(`inputVersion ${JSON.stringify(stored)} is not a number`);
-    return { input: upcast(`effect ${row.id}`, { [row.kind]: schema }, `${row.kind} input`, stored, input) };
+    const type = `${row.kind} input`;
+    return { input: upcast(`effect ${row.id}`, { [type]: schema }, type, stored, input) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return error instanceof VersionTooNewError ? { tooNew: reason } : { unreadable: reason };
