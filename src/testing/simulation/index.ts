@@ -30,4 +30,5 @@ export {
   type SimulationSystem,
   type SimWorker,
   SimWorld,
+  type SystemUpgrade,
 } from "./world.js";
