@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { createRuntime } from "../../src/core/runtime.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { Consumer } from "../../src/messaging/consumer.js";
 import type { DeadLetterPayload } from "../../src/messaging/dead-letters.js";
 import { type Envelope, encodeEnvelope } from "../../src/messaging/envelope.js";
 import { messagingMetrics } from "../../src/messaging/metrics.js";
-import { defineProjection } from "../../src/messaging/projection.js";
-import { CONSUMED_V2 } from "./fixtures/orders-v2.js";
+import { defineProjection, eventsFromOutbox, rebuildProjection } from "../../src/messaging/projection.js";
+import { orderV1 } from "./fixtures/orders-v1.js";
+import { CONSUMED_V2, orderV2 } from "./fixtures/orders-v2.js";
 
 type Sale = { email: string; channel: string; amount: number };
 const sales = defineProjection<Sale>({
@@ -76,6 +78,21 @@ describe("integration events across versions", () => {
         amount: 3,
       });
     }
+  });
+
+  it("a projection rebuilt from the journal reads events published at older versions through the same upcasters", async () => {
+    const journal = memoryJournal();
+    const v1 = createRuntime({ journal, actors: [orderV1] });
+    await v1.send("order/o1", { type: "PlaceOrder", customerEmail: "ann@example.com", amount: 4 });
+    const v2 = createRuntime({ journal, actors: [orderV2] });
+    await v2.send("order/n1", { type: "PlaceOrder", email: "bo@example.com", amount: 5, channel: "app" });
+    const events = await eventsFromOutbox(journal, { kind: "OrderAccepted" });
+    expect(events.map((e) => e.schemaVersion)).toEqual([undefined, 2]);
+    await rebuildProjection({ journal, name: "sales", projection: sales, events, upcast: CONSUMED_V2 });
+    expect((await journal.listDocuments("sales")).map((d) => d.doc)).toEqual([
+      { email: "bo@example.com", channel: "app", amount: 5 },
+      { email: "ann@example.com", channel: "web", amount: 4 },
+    ]);
   });
 
   it("a payload with no upcaster path is dead-lettered at once as unreadable-version", async () => {
