@@ -9,6 +9,7 @@ import { UpcastError, VersionTooNewError } from "../../src/core/upcast.js";
 import { Dispatcher, type DispatcherOptions } from "../../src/effects/dispatcher.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import type { Journal } from "../../src/journal/types.js";
+import { SimulatedClock } from "../../src/testing/clock.js";
 import { chargeHandlerV1, chargeKey, orderV1 } from "./fixtures/orders-v1.js";
 import { chargeHandlerV2, type OrderV2State, orderV2, V2_EVENTS } from "./fixtures/orders-v2.js";
 import { inProcessClient, ProviderLedger } from "./fixtures/provider.js";
@@ -187,5 +188,39 @@ describe("effect inputs requested by older code", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 0 });
     expect(row?.lastError).toContain("charge input is at version 2, this code knows up to version 1");
     expect(ledger.requests.size).toBe(0);
+  });
+});
+
+describe("actor-to-actor messages during a rolling upgrade", () => {
+  it("a message to a stream written by newer code is not buried by an older dispatcher; a newer one delivers it", async () => {
+    const journal = memoryJournal();
+    const clock = new SimulatedClock(0);
+    const nudger = defineActor<null, { type: "Nudge" }, { type: "Nudged" }>({
+      type: "nudger",
+      initialState: () => null,
+      evolve: () => null,
+      decide: () => ({
+        events: [{ type: "Nudged" }],
+        send: [
+          {
+            to: "order/n1",
+            id: "nudge:n1",
+            command: { type: "PlaceOrder", email: "bo@example.com", amount: 5, channel: "app" },
+          },
+        ],
+      }),
+    });
+    const v2 = createRuntime({ journal, clock, actors: [orderV2, nudger] });
+    await v2.send("order/n1", { type: "PlaceOrder", email: "bo@example.com", amount: 5, channel: "app" });
+    const v1 = createRuntime({ journal, clock, actors: [orderV1, nudger] });
+    await v1.send("nudger/a", { type: "Nudge" });
+    const old = new Dispatcher({ journal, runtime: v1, owner: "v1", clock, messageRetry: { maxAttempts: 2 } });
+    for (let i = 0; i < 5; i++) {
+      await old.runOnce();
+      clock.advance(600_000);
+    }
+    expect(await journal.getOutbox("nudge:n1")).toMatchObject({ status: "pending", attempts: 0 });
+    await new Dispatcher({ journal, runtime: v2, owner: "v2", clock }).runOnce();
+    expect(await journal.getOutbox("nudge:n1")).toMatchObject({ status: "done", outcome: "delivered" });
   });
 });
