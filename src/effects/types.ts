@@ -68,6 +68,12 @@ export interface EffectHandler<I = unknown, R = unknown> {
    * code. A row with no path goes to the reconciliation queue instead of running (see `effect-input.ts`).
    */
   upcastInput?: Readonly<Record<number, UpcastStep>>;
+  /**
+   * Kinds this handler was called before a rename: rows requested by older code under those names
+   * are run by it (their input through `upcastInput`; the outcome keeps the row's kind, the one
+   * the requesting code knows). Never reuse a former kind for another action.
+   */
+  formerKinds?: readonly string[];
 }
 
 export interface Backoff {

@@ -160,6 +160,21 @@ describe("effect inputs requested by older code", () => {
     expect((await v2.state<OrderV2State>("order/o1")).state.stage).toBe("mailing");
   });
 
+  it("requested under a kind since renamed run through the handler that declares it a former kind", async () => {
+    const journal = memoryJournal();
+    const v1 = createRuntime({ journal, actors: [orderV1] });
+    await v1.send("order/o1", place);
+    const ledger = new ProviderLedger();
+    const renamed = { ...chargeHandlerV2(inProcessClient(ledger)), kind: "card-charge", formerKinds: ["charge"] };
+    await dispatcher(journal, v1, [renamed], "v2").runOnce();
+    expect(ledger.charges.get(chargeKey("o1"))).toMatchObject({ amountMinor: 1200 });
+    expect(await journal.getOutbox(chargeKey("o1"))).toMatchObject({
+      kind: "charge",
+      status: "done",
+      outcome: "completed",
+    });
+  });
+
   it("with no upcaster path go to the reconciliation queue without running", async () => {
     const journal = memoryJournal();
     const v1 = createRuntime({ journal, actors: [orderV1] });
