@@ -38,6 +38,7 @@ export {
   type ActorDefinition,
   type AnyActor,
   defineActor,
+  type EventSchemas,
   type OutcomesOf,
   type SnapshotPolicy,
 } from "./core/actor.js";
@@ -76,8 +77,18 @@ export {
   noFaults,
 } from "./core/faults.js";
 export { type Logger, silentLogger } from "./core/logger.js";
+export { readEvent } from "./core/recovery.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export { type SnapshotMetrics, snapshotMetrics } from "./core/snapshot-metrics.js";
+export {
+  type SchemaOf,
+  type Schemas,
+  UpcastError,
+  type UpcastStep,
+  upcast,
+  VersionTooNewError,
+} from "./core/upcast.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
 // The host: one process's runtime, dispatcher, relay and consumers from one description; awaiting results

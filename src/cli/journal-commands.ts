@@ -1,9 +1,13 @@
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
+import type { AnyActor } from "../core/actor.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import type { Journal } from "../journal/types.js";
+import { readEvent } from "../core/recovery.js";
+import type { EventRecord, Journal } from "../journal/types.js";
 import { pruneInbox } from "../messaging/inbox-retention.js";
 import { pruneOutbox } from "../messaging/outbox-retention.js";
 import { parseDuration } from "./duration.js";
@@ -13,6 +17,8 @@ const days = z.coerce.number({ error: "must be a number of days" }).positive("mu
 export interface JournalCommandsOptions {
   out?: (text: string) => void;
   clock?: Clock;
+  /** Actor definitions: `stream` shows each event as today's code reads it (through its upcasters). */
+  actors?: readonly AnyActor[];
 }
 
 /** Journal-level commands: schema, streams, inbox and outbox retention. */
@@ -34,19 +40,24 @@ export function registerJournalCommands(
 
   program
     .command("stream")
-    .description("print the events of one actor, e.g. `oncely stream order/42`")
+    .description("print the events of one actor, e.g. `oncely stream order/42`, upcast to the current versions")
     .argument("<address>", "actor address type/id")
     .option("--json", "print JSON lines")
-    .action(async (address: string, flags: { json?: boolean }) => {
-      parseAddress(address);
+    .option("--actors <module>", "a module whose exports include the actor definitions (to upcast with)")
+    .option("--stored", "print events as stored, without upcasting")
+    .action(async (address: string, flags: { json?: boolean; actors?: string; stored?: boolean }) => {
+      const { type } = parseAddress(address);
+      const actors = flags.actors ? await actorsFrom(flags.actors) : (options.actors ?? []);
+      const definition = flags.stored ? undefined : actors.find((a) => a.type === type);
       const journal = await openJournal();
       const events = await journal.readStream(address);
       if (events.length === 0) throw new InvalidInputError(`stream "${address}" has no events`);
-      for (const e of events) {
+      for (const stored of events) {
+        const e = definition ? asReadToday(definition, stored) : stored;
         out(
           flags.json
             ? JSON.stringify(e)
-            : `${String(e.version).padStart(5)}  ${new Date(e.recordedAt).toISOString()}  ${e.type}  ${JSON.stringify(e.data)}`,
+            : `${String(e.version).padStart(5)}  ${new Date(e.recordedAt).toISOString()}  ${e.type} v${e.schemaVersion}  ${JSON.stringify(e.data)}`,
         );
       }
     });
@@ -83,4 +94,35 @@ export function registerJournalCommands(
       const removed = await pruneOutbox(journal, { now: clock.now(), retentionMs, redeliveryWindowMs });
       out(`removed ${removed} done outbox rows older than ${flags.olderThan}`);
     });
+}
+
+/**
+ * The event as `definition` reads it: upcast data, the current version, and `storedVersion` when
+ * it differs. An event it cannot read is shown as stored, with the reason (the listing goes on).
+ */
+function asReadToday(
+  definition: AnyActor,
+  e: EventRecord,
+): EventRecord & { storedVersion?: number; unreadable?: string } {
+  try {
+    const data = readEvent(definition, e);
+    const schemaVersion = definition.events?.[e.type]?.version ?? 1;
+    return schemaVersion === e.schemaVersion ? e : { ...e, data, schemaVersion, storedVersion: e.schemaVersion };
+  } catch (error) {
+    return { ...e, unreadable: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Actor definitions among a module's exports (an `actors` array, or definitions exported one by one). */
+async function actorsFrom(module: string): Promise<AnyActor[]> {
+  const exports = (await import(pathToFileURL(resolve(module)).href)) as Record<string, unknown>;
+  const isActor = (v: unknown): v is AnyActor =>
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as AnyActor).type === "string" &&
+    typeof (v as AnyActor).evolve === "function";
+  const values = Object.values(exports).flatMap((v) => (Array.isArray(v) ? v : [v]));
+  const actors = values.filter(isActor);
+  if (actors.length === 0) throw new InvalidInputError(`--actors ${module}: the module exports no actor definitions`);
+  return actors;
 }

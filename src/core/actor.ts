@@ -1,10 +1,17 @@
 import type { Decider, EffectType, MessageOutcome, OutcomeOf, Typed } from "./decider.js";
+import type { SchemaOf } from "./upcast.js";
 
 export interface SnapshotPolicy<S> {
   /** Take a snapshot every N events (counted by stream version). */
   every: number;
-  /** Shape version of the state. A stored snapshot with another version is ignored (full replay). */
+  /** Shape version of the state. A stored snapshot at another version is migrated or ignored (full replay). */
   schemaVersion: number;
+  /**
+   * Turn a snapshot stored at an older `fromVersion` into the current state shape; return
+   * `undefined` to ignore it (full replay). Without it, an older snapshot is ignored.
+   * Counted in `oncely_snapshot_{migrated,ignored}_total{actor_type}`.
+   */
+  migrate?(state: unknown, fromVersion: number): S | undefined;
   /** Optional check of a loaded snapshot; throw to reject it (full replay is used instead). */
   validate?(state: unknown): S;
 }
@@ -24,6 +31,13 @@ export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends
   messages?: boolean;
   snapshot?: SnapshotPolicy<S>;
   /**
+   * Event schemas, one per event type (all of them, once declared): the version new events are
+   * written at and the upcasters that read older ones (see `upcast.ts`). Without it every event
+   * is version 1. A stored event at a version (or of a type) this declaration does not know stops
+   * this actor on this worker with `VersionTooNewError`, for a newer worker to handle.
+   */
+  events?: EventSchemas<E>;
+  /**
    * Runs after an actor was rebuilt from its journal (the seed's RecoveryCompleted). It may only
    * return commands, which go to this actor's mailbox; it never performs an effect itself.
    */
@@ -31,6 +45,9 @@ export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends
   /** Validates a command arriving from outside (HTTP, broker, CLI); throw `InvalidInputError`. */
   parseCommand?(input: unknown): C;
 }
+
+/** Schema of every event type of an actor. */
+export type EventSchemas<E extends Typed> = { readonly [K in E["type"]]: SchemaOf };
 
 /** What an actor requesting effects `Fx` (a union) and sending messages when `M` receives back. */
 export type OutcomesOf<Fx extends EffectType, M extends boolean> =

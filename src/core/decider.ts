@@ -18,6 +18,11 @@ export interface EffectRequest<K extends string = string, I = unknown> {
   /** Stable idempotency key. Derive it from business identity, never from an attempt or a random id. */
   key: string;
   input: I;
+  /**
+   * Version of the input's shape (default 1), stored with the row; a handler reading a newer
+   * shape declares `inputVersion` and `upcastInput` so rows requested by older code still run.
+   */
+  inputVersion?: number;
   /** Do not run before this time (epoch ms): a durable timer. */
   notBefore?: number;
 }
@@ -51,6 +56,8 @@ export interface PublishRequest {
   aggregateId: string;
   /** Set when the producer's stream is ordered; enables sequenced consumers. */
   aggregateVersion?: number;
+  /** Version of the payload's shape (default 1); consumers upcast older ones (see `Consumer`'s `upcast`). */
+  schemaVersion?: number;
   payload: unknown;
 }
 

@@ -23,7 +23,9 @@ import { type Faults, noFaults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
 import { type Logger, silentLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
-import { recover } from "./recovery.js";
+import { evolveRecords, recover } from "./recovery.js";
+import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
+import { checkSchemas, currentVersion } from "./upcast.js";
 
 export interface RuntimeOptions {
   journal: Journal;
@@ -40,6 +42,8 @@ export interface RuntimeOptions {
   idleMs?: number;
   /** Reload-and-decide-again attempts after a version conflict before giving up. */
   maxConflictRetries?: number;
+  /** Where `oncely_snapshot_{migrated,ignored}_total` are counted (default: a registry of its own). */
+  snapshotMetrics?: SnapshotMetrics;
 }
 
 export interface SendOptions {
@@ -88,6 +92,7 @@ export class Runtime {
   private readonly maxActive: number;
   private readonly idleMs: number;
   private readonly maxConflictRetries: number;
+  private readonly snapshotMetrics: SnapshotMetrics;
   private closed = false;
   /** Started dispatchers of this process that take rows at commit, asked in registration order. */
   private readonly handOvers = new Set<HandOver>();
@@ -104,10 +109,12 @@ export class Runtime {
     this.maxActive = options.maxActive ?? 10_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
+    this.snapshotMetrics = options.snapshotMetrics ?? snapshotMetrics();
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {
         throw new NotRegisteredError(`actor type "${definition.type}" registered twice`);
       }
+      checkSchemas(`actor type "${definition.type}"`, definition.events);
       this.definitions.set(definition.type, definition);
     }
   }
@@ -157,10 +164,9 @@ export class Runtime {
       const cached = this.active.has(address);
       const activation = await this.activate(definition, address);
       if (cached) {
-        for (const record of await this.journal.readStream(address, activation.version + 1)) {
-          activation.state = definition.evolve(activation.state, record.data as Typed);
-          activation.version = record.version;
-        }
+        const records = await this.journal.readStream(address, activation.version + 1);
+        activation.state = evolveRecords(definition, activation.state, records);
+        activation.version = records.at(-1)?.version ?? activation.version;
       }
       return { state: activation.state as S, version: activation.version };
     });
@@ -349,7 +355,11 @@ export class Runtime {
         category: "effect",
         kind: effect.kind,
         stream: address,
-        payload: { input: effect.input, correlationId: correlationId ?? null },
+        payload: {
+          input: effect.input,
+          ...(effect.inputVersion === undefined ? {} : { inputVersion: effect.inputVersion }),
+          correlationId: correlationId ?? null,
+        },
         notBefore: effect.notBefore ?? now,
       });
     }
@@ -375,6 +385,7 @@ export class Runtime {
           source: event.source,
           aggregateId: event.aggregateId,
           ...(event.aggregateVersion === undefined ? {} : { aggregateVersion: event.aggregateVersion }),
+          ...(event.schemaVersion === undefined ? {} : { schemaVersion: event.schemaVersion }),
           occurredAt: new Date(now).toISOString(),
           correlationId: correlationId ?? event.aggregateId,
           causationId: causationId ?? event.eventId,
@@ -398,6 +409,12 @@ export class Runtime {
         data: event,
         causationId,
         correlationId,
+        schemaVersion: currentVersion(
+          `actor ${address}`,
+          definition.events,
+          event.type,
+          definition.events !== undefined,
+        ),
       })),
       outbox,
       outboxDone: done ? [done] : undefined,
@@ -419,7 +436,7 @@ export class Runtime {
       return cached;
     }
     const { id } = parseAddress(address);
-    const recovered = await recover(this.journal, definition, address, id, this.logger);
+    const recovered = await recover(this.journal, definition, address, id, this.logger, this.snapshotMetrics);
     this.stats.recoveries++;
     const activation: Activation = { state: recovered.state, version: recovered.version, lastUsed: now };
     this.active.set(address, activation);

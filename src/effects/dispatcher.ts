@@ -117,9 +117,12 @@ export class Dispatcher implements HandOver {
           `the handler for effect kind "${handler.kind}" has no run: pass an effect defined with run, or effect.implement({ run })`,
         );
       }
-      if (handlers.has(handler.kind)) throw new InvalidInputError(`two handlers for effect kind "${handler.kind}"`);
-      handlers.set(handler.kind, handler);
-      this.policies.set(handler.kind, resolvePolicy(options.defaultPolicy, handler.policy));
+      // A renamed kind: rows requested under a former name are this handler's too (see `formerKinds`).
+      for (const kind of [handler.kind, ...(handler.formerKinds ?? [])]) {
+        if (handlers.has(kind)) throw new InvalidInputError(`two handlers for effect kind "${kind}"`);
+        handlers.set(kind, handler);
+        this.policies.set(kind, resolvePolicy(options.defaultPolicy, handler.policy));
+      }
     }
     const messageRetry = {
       ...DEFAULT_MESSAGE_RETRY,

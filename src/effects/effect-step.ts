@@ -9,6 +9,7 @@ import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { readEffectInput } from "./effect-input.js";
 import { EffectTimeoutError } from "./errors.js";
 import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
 import { withTimeout } from "./timeout.js";
@@ -47,13 +48,24 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
     });
     return;
   }
+  const read = readEffectInput(row, handler);
+  if ("unreadable" in read) return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`);
+  if ("tooNew" in read) return backOff(ctx, row, policy, read.tooNew);
   const mayRun =
     row.attempts === 0 || state.rerunAllowed === true || (policy.providerDedups && row.attempts < policy.maxAttempts);
   if (!mayRun) {
     const reason = row.lastError ?? "a previous run's outcome was never recorded (dispatcher stopped or crashed)";
     return goUnknown(ctx, row, state, policy, handler, reason);
   }
-  await runStep(ctx, row, state, policy, handler);
+  await runStep(ctx, row, state, policy, handler, read.input);
+}
+
+/** A row this dispatcher cannot run (its code is older than the row's input): back off so another may. */
+async function backOff(ctx: StepContext, row: OutboxRow, policy: EffectPolicy, reason: string): Promise<void> {
+  await writeRow(ctx, row, {
+    notBefore: ctx.clock.now() + backoffDelay(policy.backoff, 1, ctx.random),
+    lastError: `${reason} (dispatcher ${ctx.owner})`,
+  });
 }
 
 /**
@@ -66,8 +78,10 @@ export async function recordedAttemptStep(ctx: StepContext, row: OutboxRow): Pro
   const handler = ctx.handlers.get(row.kind);
   // A lease already over (the process stalled) may have been taken: go through the lease-checked path.
   const leaseHeld = row.leaseUntil !== null && ctx.clock.now() < row.leaseUntil;
-  if (!handler || row.attempts !== 1 || !leaseHeld) return effectStep(ctx, row);
-  return runStep(ctx, { ...row, attempts: 0 }, effectRowState(row), ctx.policyFor(row.kind), handler, true);
+  const read = handler && readEffectInput(row, handler);
+  if (!handler || !read || !("input" in read) || row.attempts !== 1 || !leaseHeld) return effectStep(ctx, row);
+  const policy = ctx.policyFor(row.kind);
+  return runStep(ctx, { ...row, attempts: 0 }, effectRowState(row), policy, handler, read.input, true);
 }
 
 /** The row as a claimer's first write would leave it (see `recordedAttemptStep`). */
@@ -82,12 +96,12 @@ type AnyHandler = EffectHandler<any, any>;
 /** The input the effect was requested with, as stored in its outbox row; every outcome carries it. */
 const inputOf = (row: OutboxRow): unknown => (row.payload as { input?: unknown } | null)?.input ?? null;
 
-/** The stored input through the handler's `parseInput` (a declared effect's schema), if it has one. */
+/** The input (upcast to the handler's version, see `readEffectInput`) through the handler's `parseInput` (a declared effect's schema), if it has one. */
 function checkedInput(
   handler: AnyHandler,
   row: OutboxRow,
+  raw: unknown,
 ): { ok: true; value: unknown } | { ok: false; error: string } {
-  const raw = inputOf(row);
   if (!handler.parseInput) return { ok: true, value: raw };
   try {
     return { ok: true, value: handler.parseInput(raw) };
@@ -126,10 +140,11 @@ async function runStep(
   state: EffectRowState,
   policy: EffectPolicy,
   handler: AnyHandler,
+  input: unknown,
   recorded = false,
 ): Promise<void> {
-  const input = checkedInput(handler, row);
-  if (!input.ok) return refuseInput(ctx, row, state, policy, input.error);
+  const checked = checkedInput(handler, row, input);
+  if (!checked.ok) return refuseInput(ctx, row, state, policy, checked.error);
   await ctx.faults.hit("dispatch.beforeHandler");
   const attempt = row.attempts + 1;
   const startedAt = ctx.clock.now();
@@ -145,7 +160,7 @@ async function runStep(
   let ambiguity = "";
   try {
     const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      handler.run(input.value, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+      handler.run(checked.value, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
     );
     answer = definiteAnswer(raw);
     const badResult = answer && unreadable(handler, answer);
@@ -390,7 +405,10 @@ async function resolveStep(
   if (!handler || !lookup) {
     return escalate(ctx, row, state, row.lastError ?? `no lookup for effect kind "${row.kind}"`);
   }
-  const input = checkedInput(handler, row);
+  const read = readEffectInput(row, handler);
+  if ("tooNew" in read) return backOff(ctx, row, policy, read.tooNew);
+  if ("unreadable" in read) return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`);
+  const input = checkedInput(handler, row, read.input);
   // It may have run with that input (under older code): only an operator can say what happened.
   if (!input.ok) return escalate(ctx, row, state, input.error);
   const lookups = (state.lookups ?? 0) + 1;

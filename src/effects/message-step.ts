@@ -1,5 +1,6 @@
 import { CommandRejectedError, InvalidInputError } from "../base/errors.js";
 import type { EffectOutcome, Typed } from "../core/decider.js";
+import { VersionTooNewError } from "../core/upcast.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
 import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
@@ -34,6 +35,16 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
     rethrowCrash(error);
     if (error instanceof CommandRejectedError || error instanceof InvalidInputError) {
       ack = { outcome: "rejected", error: errorText(error) };
+    } else if (error instanceof VersionTooNewError) {
+      // The receiver's stream was written by newer code than ours: the message is fine and this was
+      // not its attempt, so it never goes dead for it; a dispatcher running the newer code delivers it.
+      await writeRow(ctx, row, {
+        status: "pending",
+        attempts: row.attempts,
+        notBefore: ctx.clock.now() + backoffDelay(ctx.messageRetry.backoff, Math.max(1, row.attempts), ctx.random),
+        lastError: errorText(error),
+      });
+      return;
     } else {
       return retryOrBury(ctx, { ...row, attempts: attempt }, error);
     }

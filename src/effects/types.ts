@@ -1,3 +1,5 @@
+import type { UpcastStep } from "../core/upcast.js";
+
 /**
  * The effect contract: what a handler is, what it may answer, and the policy the dispatcher
  * follows. Handlers talk to the outside world; everything else in oncely stays pure or local.
@@ -66,6 +68,19 @@ export interface EffectHandler<I = unknown, R = unknown> {
   parseInput?(raw: unknown): I;
   /** Checks a result (from run, lookup or an operator) before the owner gets it; throwing rejects it. */
   parseResult?(raw: unknown): R;
+  /** Version of the input shape `run` takes (default 1); rows store the version they were requested at. */
+  inputVersion?: number;
+  /**
+   * `upcastInput[n]` turns an input of version n into version n + 1, for rows requested by older
+   * code. A row with no path goes to the reconciliation queue instead of running (see `effect-input.ts`).
+   */
+  upcastInput?: Readonly<Record<number, UpcastStep>>;
+  /**
+   * Kinds this handler was called before a rename: rows requested by older code under those names
+   * are run by it (their input through `upcastInput`; the outcome keeps the row's kind, the one
+   * the requesting code knows). Never reuse a former kind for another action.
+   */
+  formerKinds?: readonly string[];
 }
 
 export interface Backoff {

@@ -1,4 +1,5 @@
 import { MessageConflictError, UnhandledEventError } from "../base/errors.js";
+import { UpcastError, VersionTooNewError } from "../core/upcast.js";
 import { requestHash } from "../effects/operations/canonical.js";
 import type { InboxRecord } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";
@@ -36,6 +37,8 @@ export const messageHash = (e: Envelope): string =>
     source: e.source,
     aggregateId: e.aggregateId,
     aggregateVersion: e.aggregateVersion ?? null,
+    // Only when not 1: the hash of an envelope from before versions existed stays what was stored.
+    ...(e.schemaVersion === undefined || e.schemaVersion === 1 ? {} : { schemaVersion: e.schemaVersion }),
     occurredAt: e.occurredAt,
     correlationId: e.correlationId,
     causationId: e.causationId,
@@ -73,11 +76,12 @@ export function versionConflict(
 }
 
 /** Why a message became a dead letter, stored with it (`DeadLetterPayload.reason`). */
-export type DeadLetterReason = "invalid" | "unauthentic" | "conflict" | "unhandled" | "failed";
+export type DeadLetterReason = "invalid" | "unauthentic" | "conflict" | "unhandled" | "unreadable-version" | "failed";
 
 export function deadLetterReason(error: unknown, parsed: boolean): DeadLetterReason {
   if (error instanceof AuthenticityError) return "unauthentic";
   if (error instanceof MessageConflictError) return "conflict";
   if (error instanceof UnhandledEventError) return "unhandled";
+  if (error instanceof UpcastError || error instanceof VersionTooNewError) return "unreadable-version";
   return parsed ? "failed" : "invalid";
 }

@@ -16,6 +16,7 @@ import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
+import type { Schemas } from "../core/upcast.js";
 import type { Commit, Journal } from "../journal/types.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
@@ -31,6 +32,7 @@ import {
   type Subscription,
   type Transport,
 } from "./transport.js";
+import { upcastingHandler } from "./upcast-handler.js";
 
 export type OrderingMode = "facts" | "sequenced";
 
@@ -66,6 +68,11 @@ export interface ConsumerOptions {
    * dead-lettered with the reason and settled with `term`, never handled.
    */
   verifier?: Verifier | undefined;
+  /**
+   * Payload schemas per event type (see `core/upcast.ts`): an envelope at an older `schemaVersion`
+   * is upcast before the handler sees it; one it cannot read is dead-lettered (`unreadable-version`).
+   */
+  upcast?: Schemas;
 }
 
 /** The producer stream a sequenced message belongs to: one checkpoint each. */
@@ -129,7 +136,7 @@ export class Consumer {
     this.name = options.name;
     this.mode = options.mode ?? "facts";
     this.journal = options.journal;
-    this.handler = options.handler;
+    this.handler = upcastingHandler(options.name, options.handler, options.upcast);
     this.runtime = options.runtime;
     this.types = options.types ? new Set(options.types) : undefined;
     this.clock = options.clock ?? systemClock;

@@ -33,6 +33,8 @@ export const envelopeSchema = z.object({
   source: storableText.min(1),
   aggregateId: storableText.min(1),
   aggregateVersion: z.number().int().positive().max(MAX_AGGREGATE_VERSION).optional(),
+  /** Version of the payload's shape; absent means 1 (envelopes written before versions existed). */
+  schemaVersion: z.number().int().positive().max(MAX_AGGREGATE_VERSION).optional(),
   occurredAt: storableText.min(1),
   correlationId: storableText.min(1),
   causationId: storableText.min(1),

@@ -78,3 +78,4 @@ export {
   inProcessTransport,
 } from "./transports/in-process.js";
 export { RoutedTransport, type RoutedTransportOptions } from "./transports/routed.js";
+export { readEnvelope } from "./upcast-handler.js";

@@ -1,4 +1,5 @@
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Schemas } from "../core/upcast.js";
 import type { Journal } from "../journal/types.js";
 import { Consumer, type OrderingMode } from "./consumer.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
@@ -56,6 +57,8 @@ export interface RebuildOptions {
   projection: ProjectionHandler<unknown> | ProjectionHandler<never>;
   events: Iterable<Envelope> | AsyncIterable<Envelope>;
   mode?: OrderingMode;
+  /** Payload schemas, as the live consumer's `upcast`: events stored at older versions are read as today's. */
+  upcast?: Schemas;
   clock?: Clock;
   ids?: IdGenerator;
   metrics?: MessagingMetrics;
@@ -83,6 +86,7 @@ export async function rebuildProjection(options: RebuildOptions): Promise<{ hand
     journal,
     handler: projection as ProjectionHandler<unknown>,
     mode: options.mode ?? "facts",
+    ...(options.upcast ? { upcast: options.upcast } : {}),
     clock,
     ids,
     ...(options.metrics ? { metrics: options.metrics } : {}),

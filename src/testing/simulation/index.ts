@@ -31,4 +31,5 @@ export {
   type SimWorker,
   type SimWorkerLike,
   SimWorld,
+  type SystemUpgrade,
 } from "./world.js";

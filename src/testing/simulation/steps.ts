@@ -17,7 +17,9 @@ export type Step =
   | { kind: "commit-fault"; mode: "abort" | "ambiguous" }
   | { kind: "provider-fault"; pick: number; mode: "fail" | "succeed-then-timeout" }
   | { kind: "pause"; pick: number }
-  | { kind: "publish-fault"; mode: PublishFault };
+  | { kind: "publish-fault"; mode: PublishFault }
+  /** Deploy the system's next release (`SimulationSystem.upgrade`) where the run stands; once per run. */
+  | { kind: "upgrade" };
 
 export type StepKind = Step["kind"];
 
@@ -35,6 +37,8 @@ export const DEFAULT_WEIGHTS: StepWeights = {
   "provider-fault": 5,
   pause: 2,
   "publish-fault": 3,
+  // Off unless asked for (a system with an `upgrade`): a zero weight leaves every existing seed's steps as they were.
+  upgrade: 0,
 };
 
 /** Which steps are faults (for the report's "faults injected by type"). */
@@ -46,6 +50,7 @@ export const FAULT_KINDS: readonly StepKind[] = [
   "provider-fault",
   "pause",
   "publish-fault",
+  "upgrade",
 ];
 
 export function generateSteps(
@@ -87,6 +92,7 @@ function makeStep(kind: StepKind, random: Random, pick: () => number, points: re
         ms: random.next() < 0.8 ? 1 + Math.floor(random.next() * 2_000) : 30_000 + Math.floor(random.next() * 120_000),
       };
     case "crash":
+    case "upgrade":
       return { kind };
     case "crash-at":
       // A system that reaches no fault point still crashes, just not at a named point.
@@ -121,6 +127,8 @@ function formatStep(s: Step): string {
       return `t${s.ms}`;
     case "crash":
       return "c";
+    case "upgrade":
+      return "g";
     case "crash-at":
       return `x:${s.point}`;
     case "commit-fault":
@@ -146,6 +154,7 @@ export function parseSteps(text: string): Step[] {
         return n;
       };
       if (token === "c") return { kind: "crash" };
+      if (token === "g") return { kind: "upgrade" };
       if (token === "ca") return { kind: "commit-fault", mode: "abort" };
       if (token === "cm") return { kind: "commit-fault", mode: "ambiguous" };
       if (token.startsWith("r:")) {

@@ -96,6 +96,8 @@ export interface SimulationSystem {
   faultPoints?: readonly FaultPoint[];
   /** The commands to deliver, drawn from the seed. */
   workload(random: Random): SimCommand[];
+  /** The next release, for `upgrade` steps (give the step a weight: it is off by default). */
+  upgrade?: SystemUpgrade;
   /** Whether the workflow of one actor is finished (checked once faults stop). */
   isTerminal?(address: string, state: unknown): boolean;
   invariants?: Invariant[];
@@ -107,6 +109,23 @@ export interface SimulationSystem {
     steps: string,
     options: { alwaysRecover?: boolean | undefined; snapshotEvery?: number | undefined },
   ): string;
+}
+
+/**
+ * The system's next release, deployed mid-run by an `upgrade` step: the running process stops
+ * where it stands (a deploy that kills it: whatever was in flight is in the journal) and one
+ * running the new code starts on the same journal, providers and outside world.
+ */
+export interface SystemUpgrade {
+  /** The new actor definitions (same types), with their upcasters and snapshot migrations. */
+  actors: AnyActor[];
+  /** The new effect handlers (default: unchanged), with their input upcasters. */
+  // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
+  handlers?(providers: SimulatedProvider<any, any>[]): EffectHandler[];
+  /** The new process's workers (default: the system's `workers`). */
+  workers?(env: SimEnv): SimWorker[];
+  /** A command not yet delivered (or to be delivered again), as the upgraded clients send it. */
+  command?(command: SimCommand): SimCommand;
 }
 
 /** Thrown by an armed fault point: the simulated process dies right there. */
@@ -153,11 +172,13 @@ export class SimWorld {
   private readonly commitFaults: CommitFault[] = [];
   private readonly publishFaults: PublishFault[] = [];
   readonly draw: WorldDraw;
-  /** The system's actors with the drawn snapshot interval. */
-  readonly actors: SimulationSystem["actors"];
+  /** The system's actors (after an `upgrade`, the new release's) with the drawn snapshot interval. */
+  actors: SimulationSystem["actors"];
+  /** True once the `upgrade` step deployed the next release. */
+  upgraded = false;
   private generation!: Generation;
   private generationNumber = 0;
-  readonly handlers: EffectHandler[];
+  handlers: EffectHandler[];
   // biome-ignore lint/suspicious/noExplicitAny: providers of any input and result type
   readonly providers: SimulatedProvider<any, any>[];
 
@@ -218,8 +239,9 @@ export class SimWorld {
       faults,
     });
     generation.runtime = runtime;
-    generation.workers = this.system
-      .workers({
+    const release = this.upgraded ? this.system.upgrade : undefined;
+    generation.workers = (release?.workers ?? this.system.workers)
+      .call(this.system, {
         runtime,
         journal,
         clock: this.clock,
@@ -254,6 +276,23 @@ export class SimWorld {
     if (this.generation.alive) return;
     this.generation.runtime.close();
     this.count("crash");
+    this.start();
+  }
+
+  /** Deploy the next release, once: the old process dies where it stands, the new one starts. */
+  private upgrade(): void {
+    const next = this.system.upgrade;
+    if (!next || this.upgraded) return;
+    this.upgraded = true;
+    this.count("upgrade");
+    this.generation.alive = false;
+    this.generation.runtime.close();
+    this.actors = withSnapshotEvery(next.actors, this.draw.snapshotEvery);
+    if (next.handlers) this.handlers = next.handlers(this.providers);
+    const command = next.command;
+    if (command) {
+      for (const list of [this.pending, this.acked]) list.splice(0, list.length, ...list.map(command));
+    }
     this.start();
   }
 
@@ -334,6 +373,9 @@ export class SimWorld {
       case "publish-fault":
         this.count(`publish-${step.mode}`);
         this.publishFaults.push(step.mode);
+        return;
+      case "upgrade":
+        this.upgrade();
         return;
       case "pause": {
         this.count("pause");
