@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { commitFunctionSql } from "./commit-function.js";
+import { publishedLogSql } from "./published-log.js";
 import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -106,6 +107,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 2, sql: (t) => commitFunctionSql(t) },
   // The same function, now refusing an effect key reused by another stream or with another input.
   { version: 3, sql: (t) => commitFunctionSql(t, { checkEffectKeys: true }) },
+  // The journal transport's published log and its append function.
+  { version: 4, sql: (t) => publishedLogSql(t) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {
