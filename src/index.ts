@@ -70,6 +70,7 @@ export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
+export { PUBLISHED_READER_SOURCE } from "./journal/published.js";
 // The journal contract (back ends implement it)
 export type * from "./journal/types.js";
 

@@ -41,3 +41,13 @@ export function positiveInteger(name: string, value: number): number {
   }
   return value;
 }
+
+export const JOURNAL_TRANSPORT_DEFAULTS = {
+  /** Fallback poll of the published log when no wake-up arrives (another SQLite process, a lost NOTIFY). */
+  pollMs: 1_000,
+  /** Entries read per query; also how far a reader reads ahead of its oldest unsettled entry. */
+  batchSize: 256,
+  /** Backoff for a handler that throws instead of returning an outcome. */
+  retryBaseMs: 100,
+  retryMaxMs: 10_000,
+} as const;

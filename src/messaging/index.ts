@@ -77,4 +77,10 @@ export {
   type InProcessTransportOptions,
   inProcessTransport,
 } from "./transports/in-process.js";
+export {
+  JournalTransport,
+  type JournalTransportFaults,
+  type JournalTransportOptions,
+  journalTransport,
+} from "./transports/journal.js";
 export { RoutedTransport, type RoutedTransportOptions } from "./transports/routed.js";
