@@ -25,7 +25,7 @@ describe("journal transport with a relay and a consumer, duplicates and delays i
       journal,
       pollMs: 20,
       random: seededRandom(7),
-      faults: { duplicateRate: 0.3, maxDelayMs: 5 },
+      faults: { duplicateRate: 0.3, maxDelayMs: 5, reorderWindow: 4 },
     });
     const relay = new Relay({ journal, transport, subjectPrefix: "shop", metrics: messagingMetrics(), pollMs: 20 });
     const consumer = new Consumer({ name: "count", journal, handler: perEventCount, metrics: messagingMetrics() });

@@ -256,6 +256,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     });
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
+      journal,
       natsUrl: options.natsUrl,
       natsPasswords: options.natsPasswords,
       faults: options.integrationFaults,

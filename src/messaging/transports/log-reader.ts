@@ -4,15 +4,11 @@ import type { Logger } from "../../core/logger.js";
 import { PUBLISHED_READER_SOURCE } from "../../journal/published.js";
 import type { Journal, PublishedRecord } from "../../journal/types.js";
 import { subjectMatches } from "../subjects.js";
+import type { InProcessFaultKnobs } from "./in-process.js";
 import { backoffMs, type DeliveryHandler, type DeliveryOutcome } from "../transport.js";
 
-/** Misdelivery to inject (tests and the demo); every choice comes from the seeded random. */
-export interface LogReaderFaults {
-  /** Probability that a delivery is followed by an extra copy of the same entry. */
-  duplicateRate?: number | undefined;
-  /** Each delivery first waits a random 0..maxDelayMs of clock time, which also reorders. */
-  maxDelayMs?: number | undefined;
-}
+/** Misdelivery to inject (tests and the demo), the in-process transport's knobs; choices come from the seeded random. */
+export type LogReaderFaults = InProcessFaultKnobs;
 
 export interface LogReaderOptions {
   journal: Journal;
@@ -120,21 +116,38 @@ export class LogReader {
     const room = this.o.batchSize - this.window.length;
     const entries = await this.o.journal.readPublished(this.readTo, room);
     if (entries.length < room) this.caughtUp = true;
+    const due: Slot[] = [];
     for (const entry of entries) {
-      if (this.stopped) break;
       this.readTo = entry.position;
       const slot: Slot = { entry, settled: false };
       this.window.push(slot);
-      if (!this.o.subjects.some((p) => subjectMatches(p, entry.subject))) {
-        slot.settled = true;
-        continue;
-      }
+      if (this.o.subjects.some((p) => subjectMatches(p, entry.subject))) due.push(slot);
+      else slot.settled = true;
+    }
+    for (const slot of this.shuffled(due)) {
       while (this.inFlight >= this.o.concurrency && !this.stopped) await this.sleep();
+      // Left unsettled: the position stays below it and the next reader delivers it.
       if (this.stopped) break;
       this.track(this.deliver(slot));
     }
     this.advance();
     return entries.length;
+  }
+
+  /** Injected reordering: deliveries started in shuffled windows of `reorderWindow` entries. */
+  private shuffled(slots: Slot[]): Slot[] {
+    const window = this.o.faults.reorderWindow ?? 0;
+    if (window <= 1) return slots;
+    const out: Slot[] = [];
+    for (let start = 0; start < slots.length; start += window) {
+      const chunk = slots.slice(start, start + window);
+      for (let i = chunk.length - 1; i > 0; i--) {
+        const j = Math.floor(this.o.random.next() * (i + 1));
+        [chunk[i], chunk[j]] = [chunk[j] as Slot, chunk[i] as Slot];
+      }
+      out.push(...chunk);
+    }
+    return out;
   }
 
   private track(delivery: Promise<void>): void {
