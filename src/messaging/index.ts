@@ -45,6 +45,7 @@ export {
   type RebuildOptions,
   rebuildProjection,
 } from "./projection.js";
+export { PublishedRetention, type PublishedRetentionOptions } from "./published-retention.js";
 export { Relay, type RelayOptions } from "./relay.js";
 export {
   AuthenticityError,

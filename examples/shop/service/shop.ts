@@ -12,6 +12,7 @@ import {
   noFaults,
   OutboxRetention,
   openJournal,
+  PublishedRetention,
   Reconciliation,
   Runtime,
   randomIds,
@@ -280,8 +281,13 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       keys: options.signingKeys,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
-    // Both dedup records are kept for the default redelivery window (7 days), pruned hourly.
-    const retention = [new InboxRetention({ journal, clock, logger }), new OutboxRetention({ journal, clock, logger })];
+    // The dedup records and the published log are kept for the default redelivery window (7 days), pruned hourly;
+    // a published entry also stays until every consumer has read it.
+    const retention = [
+      new InboxRetention({ journal, clock, logger }),
+      new OutboxRetention({ journal, clock, logger }),
+      new PublishedRetention({ journal, clock, logger }),
+    ];
 
     const ctx: ShopContext = {
       runtime,

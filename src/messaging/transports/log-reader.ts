@@ -4,8 +4,8 @@ import type { Logger } from "../../core/logger.js";
 import { PUBLISHED_READER_SOURCE } from "../../journal/published.js";
 import type { Journal, PublishedRecord } from "../../journal/types.js";
 import { subjectMatches } from "../subjects.js";
-import type { InProcessFaultKnobs } from "./in-process.js";
 import { backoffMs, type DeliveryHandler, type DeliveryOutcome } from "../transport.js";
+import type { InProcessFaultKnobs } from "./in-process.js";
 
 /** Misdelivery to inject (tests and the demo), the in-process transport's knobs; choices come from the seeded random. */
 export type LogReaderFaults = InProcessFaultKnobs;
