@@ -54,6 +54,8 @@ export type {
   EffectRequest,
   MessageRequest,
   PublishRequest,
+  RoutedOutcome,
+  TimerFired,
   Typed,
 } from "./core/decider.js";
 export {

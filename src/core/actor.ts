@@ -11,7 +11,8 @@ export interface SnapshotPolicy<S> {
 
 /**
  * An actor type: a decider plus how the runtime should treat it. Commands include the
- * effect/delivery outcomes the runtime routes back (`EffectOutcome`).
+ * effect/delivery outcomes the runtime routes back (`EffectOutcome`). An actor that asks for
+ * durable timers (`deadline(...)`) adds `TimerFired` to its command type: it is sent one per timer.
  */
 export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends Typed = Typed>
   extends Decider<S, C | EffectOutcome, E> {
