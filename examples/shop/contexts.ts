@@ -33,6 +33,7 @@ import { devShopKeys, type ShopKeys, shopSigner, shopVerifier } from "./integrat
 import { type NatsPasswords, transportPerUser } from "./integration/nats-users.js";
 import { orderActor } from "./ordering/actor.js";
 import { ORDERING_CONSUMES, orderingRoute } from "./ordering/integration.js";
+import { DEFAULT_SHIPMENT_DEADLINE_MS, withShipmentDeadline } from "./ordering/shipment-deadline.js";
 import { PAYMENT_CONSUMES, paymentActor, paymentRoute } from "./payment/actor.js";
 import { shipmentActor } from "./shipping/actor.js";
 import { orderFacts, orderTimeline } from "./views/order-views.js";
@@ -54,7 +55,18 @@ import { orderFacts, orderTimeline } from "./views/order-views.js";
  * durable) and filters by type.
  */
 
-export const SHOP_ACTORS: AnyActor[] = [orderActor, paymentActor, shipmentActor, fulfillment.actor];
+export interface ShopActorsOptions {
+  /** How long after `PicklistAccepted` an order waits for `OrderShipped` before it needs attention. */
+  shipmentDeadlineMs?: number | undefined;
+}
+
+/** The shop's actors, the order with its shipment deadline (see ordering/shipment-deadline.ts). */
+export function shopActors(options: ShopActorsOptions = {}): AnyActor[] {
+  const order = withShipmentDeadline(orderActor, options.shipmentDeadlineMs ?? DEFAULT_SHIPMENT_DEADLINE_MS);
+  return [order, paymentActor, shipmentActor, fulfillment.actor];
+}
+
+export const SHOP_ACTORS: AnyActor[] = shopActors();
 
 /** Durable consumer names (also the names their inboxes, checkpoints and dead letters are kept under). */
 export const CONSUMER_NAMES = {
