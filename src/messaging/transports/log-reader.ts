@@ -59,6 +59,7 @@ export class LogReader {
   private readonly window: Slot[] = [];
   private readonly attempts = new Map<number, number>();
   private inFlight = 0;
+  private readonly slotWaiters: (() => void)[] = [];
   private caughtUp = false;
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -124,12 +125,8 @@ export class LogReader {
       if (this.o.subjects.some((p) => subjectMatches(p, entry.subject))) due.push(slot);
       else slot.settled = true;
     }
-    for (const slot of this.shuffled(due)) {
-      while (this.inFlight >= this.o.concurrency && !this.stopped) await this.sleep();
-      // Left unsettled: the position stays below it and the next reader delivers it.
-      if (this.stopped) break;
-      this.track(this.deliver(slot));
-    }
+    // The window bounds what is pending; `concurrency` bounds the handler calls running at once.
+    for (const slot of this.shuffled(due)) this.track(this.deliver(slot));
     this.advance();
     return entries.length;
   }
@@ -155,32 +152,49 @@ export class LogReader {
     delivery.finally(() => this.deliveries.delete(delivery));
   }
 
-  /** Deliver until the handler settles the entry (ack or term); a nak waits and delivers again. */
+  /**
+   * Deliver until the handler settles the entry (ack or term); a nak waits and delivers again.
+   * Left unsettled when the reader stops: the position stays below it and the next reader delivers it.
+   */
   private async deliver(slot: Slot): Promise<void> {
-    this.inFlight++;
+    const faults = this.o.faults;
     try {
-      const faults = this.o.faults;
       for (;;) {
         if (faults.maxDelayMs) await this.o.clock.sleep(Math.floor(this.o.random.next() * faults.maxDelayMs));
+        if (this.stopped) return;
         const outcome = await this.attempt(slot.entry);
         if (faults.duplicateRate && this.o.random.next() < faults.duplicateRate) await this.attempt(slot.entry);
+        if (outcome === undefined) return;
         if (outcome.kind !== "nak") break;
         // Never dropped: the consumer decides when a message is poison (it dead-letters it and
         // acks); a nak means "not now", e.g. while its journal is unreachable.
-        if (this.stopped) return;
         await this.o.clock.sleep(outcome.delayMs, this.abort.signal).catch(() => {});
         if (this.stopped) return;
       }
       slot.settled = true;
       this.attempts.delete(slot.entry.position);
     } finally {
-      this.inFlight--;
       this.advance();
       this.wake?.();
     }
   }
 
-  private async attempt(entry: PublishedRecord): Promise<DeliveryOutcome> {
+  /** One handler call, in one of `concurrency` slots; undefined when the reader stopped while waiting for one. */
+  private async attempt(entry: PublishedRecord): Promise<DeliveryOutcome | undefined> {
+    while (this.inFlight >= this.o.concurrency && !this.stopped) {
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+    if (this.stopped) return undefined;
+    this.inFlight++;
+    try {
+      return await this.call(entry);
+    } finally {
+      this.inFlight--;
+      this.slotWaiters.shift()?.();
+    }
+  }
+
+  private async call(entry: PublishedRecord): Promise<DeliveryOutcome> {
     const attempt = (this.attempts.get(entry.position) ?? 0) + 1;
     this.attempts.set(entry.position, attempt);
     try {
@@ -267,6 +281,7 @@ export class LogReader {
     this.stopped = true;
     this.unsubscribe?.();
     this.abort.abort();
+    for (const resolve of this.slotWaiters.splice(0)) resolve();
     this.wake?.();
     await this.loop;
     await Promise.all([...this.deliveries]);
