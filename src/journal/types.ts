@@ -1,6 +1,7 @@
 /**
  * The journal: the one store behind oncely. Streams of events, snapshots, outbox, inbox,
- * checkpoints, parked messages, dead letters and read-model documents.
+ * checkpoints, parked messages, dead letters, read-model documents and the published log of
+ * integration events (the journal transport's).
  *
  * Every back end (in-memory, SQLite, PostgreSQL) implements this interface and passes
  * `journalConformance` in `src/journal/conformance.ts`. The core imports only this file.
