@@ -20,6 +20,8 @@ export const RETENTION_DEFAULTS = {
   inboxRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
   /** How long a done outbox row is kept (its key still turns a re-insert into a no-op). */
   outboxRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
+  /** How long an entry of the journal transport's published log is kept at least (its publish dedup window). */
+  publishedRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
   /** How often a retention job runs. */
   intervalMs: 60 * 60_000,
   /** Rows deleted per statement: each batch is a short transaction, so a large backlog never holds a long lock. */

@@ -24,7 +24,7 @@ export class PublishedRetention extends RetentionJob {
   private readonly batchSize: number;
 
   constructor(options: PublishedRetentionOptions) {
-    super("published log", RETENTION_DEFAULTS.outboxRetentionMs, options);
+    super("published log", RETENTION_DEFAULTS.publishedRetentionMs, options);
     this.journal = options.journal;
     this.batchSize = positiveInteger(
       "published log prune batch size",
