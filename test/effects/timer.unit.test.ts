@@ -6,6 +6,7 @@ import type { EffectOutcome, TimerFired } from "../../src/core/decider.js";
 import { createRuntime } from "../../src/core/runtime.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { deadline, TIMER_KIND } from "../../src/effects/timer.js";
+import { getEffect } from "../../src/effects/view.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 
@@ -76,6 +77,7 @@ describe("durable timers (deadline)", () => {
     const t0 = clock.now();
     await runtime.send("parcel/p1", { type: "Start" });
     expect(await dispatcher.runOnce()).toBe(0);
+    expect(await getEffect(journal, "parcel:p1:ship-by")).toMatchObject({ status: "Pending" });
     clock.advance(SHIP_WITHIN_MS - 1);
     expect(await dispatcher.runOnce()).toBe(0);
     clock.advance(1);
@@ -89,6 +91,8 @@ describe("durable timers (deadline)", () => {
     });
     expect(await counter("oncely_timer_fired_total")).toBe(1);
     expect(await counter("oncely_deadline_missed_total")).toBe(1);
+    // Across actors it is an effect like any other: Pending until it fired, then Completed.
+    expect(await getEffect(journal, "parcel:p1:ship-by")).toMatchObject({ kind: TIMER_KIND, status: "Completed" });
     // Done: it never fires again.
     clock.advance(SHIP_WITHIN_MS);
     expect(await dispatcher.runOnce()).toBe(0);
