@@ -17,6 +17,14 @@ describe("journal transport: memory", () => {
   });
 });
 
+describe("journal transport options", () => {
+  it("refuses a poll interval or batch size that is not positive, naming the option", () => {
+    const journal = new MemoryJournal();
+    expect(() => new JournalTransport({ journal, pollMs: 0 })).toThrow(/journal transport pollMs must be a positive/);
+    expect(() => new JournalTransport({ journal, batchSize: 1.5 })).toThrow(/journal transport batchSize/);
+  });
+});
+
 describe("journal transport with a relay and a consumer, duplicates and delays injected", () => {
   it("every event reaches the consumer's projection exactly once in effect", async () => {
     const journal = new MemoryJournal();

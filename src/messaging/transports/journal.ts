@@ -1,4 +1,4 @@
-import { JOURNAL_TRANSPORT_DEFAULTS } from "../../base/defaults.js";
+import { JOURNAL_TRANSPORT_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
 import type { Journal } from "../../journal/types.js";
@@ -65,10 +65,19 @@ export class JournalTransport implements Transport {
     this.random = options.random ?? systemRandom;
     this.logger = options.logger ?? silentLogger;
     this.faults = options.faults ?? {};
-    this.pollMs = options.pollMs ?? JOURNAL_TRANSPORT_DEFAULTS.pollMs;
-    this.batchSize = options.batchSize ?? JOURNAL_TRANSPORT_DEFAULTS.batchSize;
-    this.retryBaseMs = options.retryBaseMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryBaseMs;
-    this.retryMaxMs = options.retryMaxMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryMaxMs;
+    this.pollMs = positiveMs("journal transport pollMs", options.pollMs ?? JOURNAL_TRANSPORT_DEFAULTS.pollMs);
+    this.batchSize = positiveInteger(
+      "journal transport batchSize",
+      options.batchSize ?? JOURNAL_TRANSPORT_DEFAULTS.batchSize,
+    );
+    this.retryBaseMs = positiveMs(
+      "journal transport retryBaseMs",
+      options.retryBaseMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryBaseMs,
+    );
+    this.retryMaxMs = positiveMs(
+      "journal transport retryMaxMs",
+      options.retryMaxMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryMaxMs,
+    );
   }
 
   /** Append to the published log. Resolves once it is committed: then it is never lost. */
