@@ -2,60 +2,17 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { CommandRejectedError, InvalidInputError } from "../../src/base/errors.js";
 import { defineActor } from "../../src/core/actor.js";
-import type { EffectOutcome, TimerFired } from "../../src/core/decider.js";
+import type { TimerFired } from "../../src/core/decider.js";
 import { createRuntime } from "../../src/core/runtime.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { deadline, TIMER_KIND } from "../../src/effects/timer.js";
 import { getEffect } from "../../src/effects/view.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
-
-interface Parcel {
-  started: boolean;
-  shipped: boolean;
-  overdue: string | null;
-}
-type Command = { type: "Start" } | { type: "Ship" };
-type Event = { type: "Started" } | { type: "Shipped" } | { type: "Overdue"; reason: string };
+import { type Parcel, type ParcelCommand, type ParcelEvent, parcelActor } from "./fixtures/parcel-actor.js";
 
 const SHIP_WITHIN_MS = 60_000;
-
-/** Asks for a shipment deadline when started; a fired deadline matters only while not shipped. */
-const parcel = defineActor<Parcel, Command | TimerFired, Event>({
-  type: "parcel",
-  initialState: () => ({ started: false, shipped: false, overdue: null }),
-  evolve: (state, event) => {
-    switch (event.type) {
-      case "Started":
-        return { ...state, started: true };
-      case "Shipped":
-        return { ...state, shipped: true, overdue: null };
-      case "Overdue":
-        return { ...state, overdue: event.reason };
-    }
-  },
-  decide: (command: Command | TimerFired | EffectOutcome, state, { id, now }) => {
-    switch (command.type) {
-      case "Start":
-        // Asked again (a retry, another message id): the same key, so still one timer.
-        return {
-          events: state.started ? [] : [{ type: "Started" }],
-          effects: [
-            deadline({ name: "shipment", key: `parcel:${id}:ship-by`, at: now + SHIP_WITHIN_MS, payload: { id } }),
-          ],
-        };
-      case "Ship":
-        return { events: state.shipped ? [] : [{ type: "Shipped" }] };
-      case "oncely.timer.fired":
-        if (state.shipped || state.overdue) return {};
-        return {
-          events: [{ type: "Overdue", reason: `not shipped by ${command.dueAt} (${JSON.stringify(command.payload)})` }],
-        };
-      default:
-        throw new CommandRejectedError(`a parcel does not handle ${command.type}`);
-    }
-  },
-});
+const parcel = parcelActor(SHIP_WITHIN_MS);
 
 function setup(actor = parcel) {
   const journal = new MemoryJournal();
@@ -143,7 +100,7 @@ describe("durable timers (deadline)", () => {
   });
 
   it("an owner that refuses the fired timer leaves the row dead with the error, not retried forever", async () => {
-    const refusing = defineActor<Parcel, Command | TimerFired, Event>({
+    const refusing = defineActor<Parcel, ParcelCommand | TimerFired, ParcelEvent>({
       ...parcel,
       decide: (command, state, context) => {
         if (command.type === "oncely.timer.fired") throw new CommandRejectedError("no timers here");

@@ -1,53 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { defineActor } from "../../src/core/actor.js";
 import type { Random } from "../../src/core/clock.js";
-import type { EffectOutcome, TimerFired } from "../../src/core/decider.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
-import { deadline, TIMER_KIND } from "../../src/effects/timer.js";
+import { TIMER_KIND } from "../../src/effects/timer.js";
 import { runSeeds } from "../../src/testing/simulation/run-seeds.js";
 import type { SimCommand, SimulationSystem } from "../../src/testing/simulation/world.js";
-
-interface Parcel {
-  started: boolean;
-  shipped: boolean;
-  overdue: boolean;
-}
-type Command = { type: "Start" } | { type: "Ship" };
-type Event = { type: "Started" } | { type: "Shipped" } | { type: "Overdue" };
+import { type Parcel, parcelActor } from "../effects/fixtures/parcel-actor.js";
 
 const SHIP_WITHIN_MS = 2_000;
 const PARCELS = 6;
-
-const parcel = defineActor<Parcel, Command | TimerFired, Event>({
-  type: "parcel",
-  initialState: () => ({ started: false, shipped: false, overdue: false }),
-  evolve: (state, event) => {
-    switch (event.type) {
-      case "Started":
-        return { ...state, started: true };
-      case "Shipped":
-        return { ...state, shipped: true };
-      case "Overdue":
-        return { ...state, overdue: true };
-    }
-  },
-  decide: (command: Command | TimerFired | EffectOutcome, state, { id, now }) => {
-    switch (command.type) {
-      case "Start":
-        if (state.started) return {};
-        return {
-          events: [{ type: "Started" }],
-          effects: [deadline({ name: "shipment", key: `parcel:${id}:ship-by`, at: now + SHIP_WITHIN_MS })],
-        };
-      case "Ship":
-        return state.shipped ? {} : { events: [{ type: "Shipped" }] };
-      case "oncely.timer.fired":
-        return state.shipped || state.overdue ? {} : { events: [{ type: "Overdue" }] };
-      default:
-        return {};
-    }
-  },
-});
+const parcel = parcelActor(SHIP_WITHIN_MS);
 
 /**
  * Parcels with a shipment deadline, half of them shipped, under the simulator's crashes, commit
@@ -78,7 +39,7 @@ const timersSystem: SimulationSystem = {
     ]).flat(),
   isTerminal: (_address, state) => {
     const s = state as Parcel;
-    return s.started && (s.shipped || s.overdue);
+    return s.started && (s.shipped || s.overdue !== null);
   },
   invariants: [
     {
