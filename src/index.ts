@@ -65,6 +65,8 @@ export type {
   MessageRequest,
   OutcomeOf,
   PublishRequest,
+  RoutedOutcome,
+  TimerFired,
   Typed,
 } from "./core/decider.js";
 export {
@@ -95,6 +97,7 @@ export * from "./effects/index.js";
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
 export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
+export { PUBLISHED_READER_SOURCE } from "./journal/published.js";
 // The journal contract (back ends implement it)
 export type * from "./journal/types.js";
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { shopKeysVariable } from "./integration/keys.js";
 import { natsPasswordsVariable } from "./integration/nats-users.js";
+import { DEFAULT_SHIPMENT_DEADLINE_MS } from "./ordering/shipment-deadline.js";
 import { MIN_WEBHOOK_SECRET_LENGTH } from "./providers/shared/webhook-signature.js";
 import { ADMIN_TOKEN_PATTERN, ADMIN_TOKEN_RULE } from "./service/admin-auth.js";
 import { DEFAULT_ORDER_LIMITS } from "./service/validation.js";
@@ -55,6 +56,13 @@ export const shopEnvSchema = z.strictObject({
   INTEGRATION_MAX_DELAY_MS: z.coerce.number<string>().int().min(0).max(60_000).optional(),
   /** In-process transport only: published events are shuffled in windows of this many. */
   INTEGRATION_REORDER_WINDOW: z.coerce.number<string>().int().min(0).max(1000).optional(),
+  /** An order whose shipment has not arrived this long after the picklist's acceptance needs attention. */
+  SHIPMENT_DEADLINE_MS: z.coerce
+    .number<string>()
+    .int("must be an integer")
+    .min(1)
+    .max(30 * 24 * 3_600_000)
+    .default(DEFAULT_SHIPMENT_DEADLINE_MS),
   /** A gap in a producer's sequence open longer than this is alerted. */
   GAP_TIMEOUT_MS: z.coerce.number<string>().int().min(100).max(3_600_000).optional(),
   /** Bearer token of `/admin/*`; unset: generated and printed, allowed only on a loopback HOST. */

@@ -1,4 +1,4 @@
-import type { AnyActor, Journal, Runtime, Signer, Subscription, Transport } from "oncely";
+import type { AnyActor, Journal, Runtime, Subscription, Transport } from "oncely";
 import {
   type Clock,
   Consumer,
@@ -13,6 +13,7 @@ import {
   type IdGenerator,
   type InProcessFaultKnobs,
   InProcessTransport,
+  JournalTransport,
   type Logger,
   type MessagingMetrics,
   messagingMetrics,
@@ -21,7 +22,6 @@ import {
   Relay,
   randomIds,
   silentLogger,
-  subjectFor,
   systemClock,
   systemRandom,
 } from "oncely";
@@ -33,6 +33,7 @@ import { devShopKeys, type ShopKeys, shopSigner, shopVerifier } from "./integrat
 import { type NatsPasswords, transportPerUser } from "./integration/nats-users.js";
 import { orderActor } from "./ordering/actor.js";
 import { ORDERING_CONSUMES, orderingRoute } from "./ordering/integration.js";
+import { DEFAULT_SHIPMENT_DEADLINE_MS, withShipmentDeadline } from "./ordering/shipment-deadline.js";
 import { PAYMENT_CONSUMES, paymentActor, paymentRoute } from "./payment/actor.js";
 import { shipmentActor } from "./shipping/actor.js";
 import { orderFacts, orderTimeline } from "./views/order-views.js";
@@ -54,7 +55,18 @@ import { orderFacts, orderTimeline } from "./views/order-views.js";
  * durable) and filters by type.
  */
 
-export const SHOP_ACTORS: AnyActor[] = [orderActor, paymentActor, shipmentActor, fulfillment.actor];
+export interface ShopActorsOptions {
+  /** How long after `PicklistAccepted` an order waits for `OrderShipped` before it needs attention. */
+  shipmentDeadlineMs?: number | undefined;
+}
+
+/** The shop's actors, the order with its shipment deadline (see ordering/shipment-deadline.ts). */
+export function shopActors(options: ShopActorsOptions = {}): AnyActor[] {
+  const order = withShipmentDeadline(orderActor, options.shipmentDeadlineMs ?? DEFAULT_SHIPMENT_DEADLINE_MS);
+  return [order, paymentActor, shipmentActor, fulfillment.actor];
+}
+
+export const SHOP_ACTORS: AnyActor[] = shopActors();
 
 /** Durable consumer names (also the names their inboxes, checkpoints and dead letters are kept under). */
 export const CONSUMER_NAMES = {
@@ -94,13 +106,6 @@ export interface ShopContextsOptions {
   /** Deliveries before a failing message is dead-lettered. Default 5. */
   maxDeliveries?: number;
   /**
-   * In-process transport only: at start, publish again the events published within this window
-   * (default 10 min). The in-process log dies with the process, while the relay marked those rows
-   * done at publish: a crash between publish and consumption would lose them. The inboxes drop
-   * the ones that were consumed.
-   */
-  republishWindowMs?: number;
-  /**
    * Each context's signing keys: the relay signs with them and every consumer verifies against
    * them (what does not verify is dead-lettered, never handled). Default: the development keys.
    */
@@ -121,7 +126,6 @@ export interface IntegrationStats {
   deadLetters: number;
   /** Backwards fact transitions ignored by the order view. */
   backwardsIgnored: number;
-  republishedAtStart: number;
   byConsumer: Record<string, Consumer["stats"]>;
 }
 
@@ -208,7 +212,6 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
   const deadLetters = new DeadLetters(journal, { consumers: Object.values(consumers), clock });
   let subscriptions: Subscription[] = [];
   let stopGapWatch: (() => void) | undefined;
-  let republished = 0;
 
   return {
     relay,
@@ -220,10 +223,6 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
     async start() {
       for (const [name, consumer] of Object.entries(consumers) as [keyof typeof consumers, Consumer][]) {
         subscriptions.push(await consumer.subscribe(transport, { subjects: subjects[name] }));
-      }
-      if (transport instanceof InProcessTransport) {
-        const since = clock.now() - (options.republishWindowMs ?? 600_000);
-        republished = await republishRecent(journal, transport, signer, since);
       }
       relay.start();
       stopGapWatch = consumers.timeline.watchGaps(options.gapCheckMs ?? Math.max(100, Math.floor(gapTimeoutMs / 4)));
@@ -247,24 +246,10 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
         gapsAlerted: (await gapAlerts(journal)).length,
         deadLetters: (await journal.listDeadLetters({})).length,
         backwardsIgnored: sum("backwards"),
-        republishedAtStart: republished,
         byConsumer: Object.fromEntries(list.map((c) => [c.name, { ...c.stats }])),
       };
     },
   };
-}
-
-/** Publish again the event rows done since `since` (in-process transport after a restart). */
-async function republishRecent(journal: Journal, transport: Transport, signer: Signer, since: number): Promise<number> {
-  const rows = await journal.listOutbox({ category: "event", status: "done" });
-  let n = 0;
-  for (const row of rows) {
-    if (row.updatedAt < since) continue;
-    const envelope = envelopeFromOutbox(row);
-    await transport.publish(signer.sign(envelope), subjectFor(SHOP_SUBJECT_PREFIX, envelope));
-    n++;
-  }
-  return n;
 }
 
 /**
@@ -308,6 +293,8 @@ export interface ShopTransportOptions {
   natsPasswords?: NatsPasswords | undefined;
   /** NATS only: stream name (default `SHOP`). */
   stream?: string | undefined;
+  /** In-process only: the journal whose published log carries the events (see `JournalTransport`). */
+  journal?: Journal | undefined;
   /** In-process only: duplicated, delayed and reordered delivery. */
   faults?: InProcessFaultKnobs | undefined;
   clock?: Clock;
@@ -315,14 +302,23 @@ export interface ShopTransportOptions {
   logger?: Logger;
 }
 
-/** The transport of a shop process: in-process by default, NATS JetStream stream `SHOP` on request. */
+/**
+ * The transport of a shop process: in-process by default, NATS JetStream stream `SHOP` on request.
+ * In-process is the journal transport: the events go to the journal's published log and every
+ * consumer keeps its position there, so a worker killed at any point loses nothing and, restarted,
+ * goes on from where each consumer stood (several workers on one journal each read the whole log;
+ * the inboxes absorb the copies).
+ */
 export async function createShopTransport(options: ShopTransportOptions): Promise<Transport> {
   if (options.kind === "in-process") {
-    return new InProcessTransport({
+    if (!options.journal) throw new Error("the in-process transport needs the journal (its published log)");
+    return new JournalTransport({
+      journal: options.journal,
       clock: options.clock ?? systemClock,
       random: options.random ?? systemRandom,
       logger: options.logger ?? silentLogger,
       faults: options.faults ?? {},
+      pollMs: 200,
     });
   }
   const passwords = options.natsPasswords;

@@ -20,6 +20,8 @@ export const RETENTION_DEFAULTS = {
   inboxRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
   /** How long a done outbox row is kept (its key still turns a re-insert into a no-op). */
   outboxRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
+  /** How long an entry of the journal transport's published log is kept at least (its publish dedup window). */
+  publishedRetentionMs: DEFAULT_REDELIVERY_WINDOW_MS,
   /** How often a retention job runs. */
   intervalMs: 60 * 60_000,
   /** Rows deleted per statement: each batch is a short transaction, so a large backlog never holds a long lock. */
@@ -74,4 +76,14 @@ export const AWAIT_DEFAULTS = {
    */
   pollFirstMs: 25,
   pollMaxMs: 1_000,
+} as const;
+
+export const JOURNAL_TRANSPORT_DEFAULTS = {
+  /** Fallback poll of the published log when no wake-up arrives (another SQLite process, a lost NOTIFY). */
+  pollMs: 1_000,
+  /** Entries read per query; also how far a reader reads ahead of its oldest unsettled entry. */
+  batchSize: 256,
+  /** Backoff for a handler that throws instead of returning an outcome. */
+  retryBaseMs: 100,
+  retryMaxMs: 10_000,
 } as const;

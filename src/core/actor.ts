@@ -20,6 +20,8 @@ export interface SnapshotPolicy<S> {
  * An actor type: a decider plus how the runtime should treat it. `decide` takes the commands `C`
  * and the outcomes `O` the runtime routes back: those of the effects it requests and, when it
  * sends messages, their deliveries (`defineActor` derives `O` from `effects` and `messages`).
+ * An actor that asks for durable timers (`deadline(...)`) adds `TimerFired` to its command type:
+ * it is sent one per timer.
  */
 export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends Typed = Typed, O extends Typed = never>
   extends Decider<S, C | O, E> {
@@ -54,6 +56,14 @@ export type OutcomesOf<Fx extends EffectType, M extends boolean> =
   | OutcomeOf<Fx>
   | (M extends true ? MessageOutcome : never);
 
+/** An actor as `defineActor` returns it: its declarations keep their types, so `{ ...actor }` can be defined again. */
+export type TypedActor<S, C extends Typed, E extends Typed, Fx extends EffectType, M extends boolean> = ActorDefinition<
+  S,
+  C,
+  E,
+  OutcomesOf<Fx, M>
+> & { effects?: readonly Fx[]; messages?: M };
+
 /**
  * Identity helper that types `decide`: `defineActor<S, C, E, typeof payment | typeof receipt, true>`
  * with `effects: [payment, receipt], messages: true` makes its command `C | OutcomeOf<typeof payment> |
@@ -65,9 +75,7 @@ export function defineActor<
   E extends Typed,
   Fx extends EffectType = never,
   M extends boolean = false,
->(
-  definition: ActorDefinition<S, C, E, OutcomesOf<Fx, M>> & { effects?: readonly Fx[]; messages?: M },
-): ActorDefinition<S, C, E, OutcomesOf<Fx, M>> {
+>(definition: TypedActor<S, C, E, Fx, M>): TypedActor<S, C, E, Fx, M> {
   return definition;
 }
 

@@ -161,11 +161,32 @@ export type OutcomeOf<F> = F extends EffectType<infer K, infer I, infer R> ? Eff
 export type EffectOutcome = LooseInput<EffectOutcomeOf> | MessageOutcome;
 type LooseInput<T> = T extends unknown ? Omit<T, "input"> & { input?: unknown } : never;
 
-export const isEffectOutcome = (command: Typed): command is EffectOutcome =>
-  command.type.startsWith("oncely.effect.") || command.type.startsWith("oncely.message.");
+/**
+ * A durable timer the actor asked for (`deadline(...)`) is due. The actor's state decides what
+ * it means: ignore it when the awaited fact already came (nothing to cancel, no race).
+ */
+export interface TimerFired {
+  type: "oncely.timer.fired";
+  /** The timer's key, as requested. */
+  key: string;
+  /** The timer's name (a metric label: keep the set small), e.g. `shipment`. */
+  name: string;
+  /** What the actor attached when it asked for the timer. */
+  payload: unknown;
+  /** When it was due (epoch ms); it fires at the dispatcher's next poll after that. */
+  dueAt: number;
+}
+
+/** What the runtime routes back to an owner and records once per key: effect and delivery outcomes, fired timers. */
+export type RoutedOutcome = EffectOutcome | TimerFired;
+
+export const isEffectOutcome = (command: Typed): command is RoutedOutcome =>
+  command.type.startsWith("oncely.effect.") ||
+  command.type.startsWith("oncely.message.") ||
+  command.type === "oncely.timer.fired";
 
 /** Outcomes after which the outbox row is finished; the runtime marks it done in the same commit. */
-export function finalOutcome(command: EffectOutcome): { id: string; outcome: string; result?: unknown } | undefined {
+export function finalOutcome(command: RoutedOutcome): { id: string; outcome: string; result?: unknown } | undefined {
   switch (command.type) {
     case "oncely.effect.succeeded":
       return { id: command.key, outcome: "completed", result: command.result };
@@ -175,13 +196,15 @@ export function finalOutcome(command: EffectOutcome): { id: string; outcome: str
       return { id: command.id, outcome: "delivered", result: command.reply };
     case "oncely.message.rejected":
       return { id: command.id, outcome: "rejected", result: { error: command.error } };
+    case "oncely.timer.fired":
+      return { id: command.key, outcome: "fired", result: command.payload };
     default:
       return undefined;
   }
 }
 
 /** The inbox message id under which an outcome is recorded: first final outcome of a key wins. */
-export function outcomeMessageId(command: EffectOutcome): string {
+export function outcomeMessageId(command: RoutedOutcome): string {
   switch (command.type) {
     case "oncely.effect.succeeded":
     case "oncely.effect.failed":
@@ -193,5 +216,7 @@ export function outcomeMessageId(command: EffectOutcome): string {
     case "oncely.message.delivered":
     case "oncely.message.rejected":
       return `${command.id}#outcome`;
+    case "oncely.timer.fired":
+      return `${command.key}#outcome`;
   }
 }

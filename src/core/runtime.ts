@@ -13,10 +13,10 @@ import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
 import {
   type Decision,
-  type EffectOutcome,
   finalOutcome,
   isEffectOutcome,
   outcomeMessageId,
+  type RoutedOutcome,
   type Typed,
 } from "./decider.js";
 import { type Faults, noFaults } from "./faults.js";
@@ -194,7 +194,7 @@ export class Runtime {
   private async handle(definition: AnyActor, address: string, command: Typed, options: SendOptions) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
-    const outcome = isEffectOutcome(command) ? (command as EffectOutcome) : undefined;
+    const outcome = isEffectOutcome(command) ? command : undefined;
     const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
     const { id } = parseAddress(address);
 
@@ -318,7 +318,7 @@ export class Runtime {
     definition: AnyActor,
     address: string,
     messageId: string,
-    outcome: EffectOutcome | undefined,
+    outcome: RoutedOutcome | undefined,
   ): Promise<SendResult | undefined> {
     const prior = await this.journal.getInbox(address, messageId);
     if (!prior) return undefined;
@@ -342,7 +342,7 @@ export class Runtime {
       fromVersion: number;
       nextVersion: number;
       nextState: unknown;
-      outcome: EffectOutcome | undefined;
+      outcome: RoutedOutcome | undefined;
     },
   ): Commit {
     const { messageId, options, now } = context;

@@ -9,7 +9,11 @@ import type { EffectHandler, EffectPolicy } from "./types.js";
 
 /** What the dispatcher needs of a runtime: sending a command to an actor (a `Runtime` fits). */
 export interface CommandSink {
-  send(address: string, command: Typed, options?: { messageId?: string }): Promise<{ reply: unknown }>;
+  send(
+    address: string,
+    command: Typed,
+    options?: { messageId?: string },
+  ): Promise<{ reply: unknown; duplicate?: boolean; events?: readonly unknown[] }>;
   /**
    * A started dispatcher registers here to be handed the rows this process commits (see
    * `HandOver`); undefined unregisters. Optional: without it, every row goes through a claim.
@@ -41,6 +45,8 @@ export interface StepContext {
   stats: DispatcherStats;
   /** A claimed effect row of a kind this dispatcher has no handler for: counted, warned once per kind. */
   noHandler(kind: string): void;
+  /** A timer fired at an owner of `actorType`; `missed` when the owner acted on it (see `timerStep`). */
+  timerFired(actorType: string, name: string, missed: boolean): void;
 }
 
 export interface DispatcherStats {

@@ -18,6 +18,7 @@ import { effectStep, firstAttemptRecorded, recordedAttemptStep } from "./effect-
 import { messageStep } from "./message-step.js";
 import { effectMetrics } from "./metrics.js";
 import { resolvePolicy } from "./policy.js";
+import { TIMER_KIND, timerStep } from "./timer.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
 export interface DispatcherOptions {
@@ -159,6 +160,10 @@ export class Dispatcher implements HandOver {
           `no handler registered for effect kind "${kind}": its effects stay Pending until a dispatcher serves it`,
         );
       },
+      timerFired: (actorType, name, missed) => {
+        metrics.timersFired.inc({ actor_type: actorType, deadline: name });
+        if (missed) metrics.deadlinesMissed.inc({ actor_type: actorType, deadline: name });
+      },
     };
   }
 
@@ -279,6 +284,8 @@ export class Dispatcher implements HandOver {
   }
 
   private async step(ctx: StepContext, row: OutboxRow): Promise<void> {
+    // Timers are built in: every dispatcher serving effects fires them, with no handler.
+    if (row.category === "effect" && row.kind === TIMER_KIND) return timerStep(ctx, row);
     if (row.category === "effect") return effectStep(ctx, row);
     if (row.category === "message") return messageStep(ctx, row);
     // Not ours (events belong to the relay): hand it back untouched after a pause.

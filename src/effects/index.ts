@@ -27,6 +27,7 @@ export type { OperationOutcome, OperationRecord, OperationStore } from "./operat
 export { DEFAULT_EFFECT_POLICY, resolvePolicy } from "./policy.js";
 export { Reconciliation, type ReconciliationItem, settlementSchema } from "./reconciliation.js";
 export { effectStatusAfter, isFinalStatus, statusOfOutcome } from "./status.js";
+export { type DeadlineRequest, deadline, TIMER_KIND } from "./timer.js";
 export {
   type Backoff,
   type DefiniteResult,

@@ -35,7 +35,8 @@ export function effectView(row: OutboxRow): EffectView {
 function statusOfRow(row: OutboxRow, wentUnknown: boolean): EffectStatus {
   switch (row.status) {
     case "done":
-      return row.outcome === "completed" ? "Completed" : "Failed";
+      // A fired timer (`deadline`) did what it was for, whatever its owner made of it.
+      return row.outcome === "completed" || row.outcome === "fired" ? "Completed" : "Failed";
     case "dead":
       return "Failed";
     case "resolving":

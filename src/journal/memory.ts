@@ -7,6 +7,7 @@ import {
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
 import { pruneBatchSize } from "./prune.js";
+import { PUBLISHED_READER_SOURCE } from "./published.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
 import type {
   ClaimOptions,
@@ -18,10 +19,12 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  NewPublished,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
   ParkedRecord,
+  PublishedRecord,
   SnapshotRecord,
 } from "./types.js";
 
@@ -62,6 +65,10 @@ export class MemoryJournal implements Journal {
   private readonly listeners = new Set<() => void>();
   private readonly eventIds = new Set<string>();
   private seq = 0;
+  private published: PublishedRecord[] = [];
+  private readonly publishedIds = new Map<string, number>();
+  private publishedHead = 0;
+  private readonly publishedListeners = new Set<() => void>();
 
   constructor(private readonly options: MemoryJournalOptions = {}) {}
 
@@ -331,6 +338,39 @@ export class MemoryJournal implements Journal {
     return true;
   }
 
+  async appendPublished(entry: NewPublished, now: number): Promise<number> {
+    const known = this.publishedIds.get(entry.messageId);
+    if (known !== undefined) return known;
+    const position = ++this.publishedHead;
+    this.published.push(copy({ ...entry, position, publishedAt: now }));
+    this.publishedIds.set(entry.messageId, position);
+    for (const listener of this.publishedListeners) queueMicrotask(listener);
+    return position;
+  }
+
+  async readPublished(after: number, limit = Number.POSITIVE_INFINITY): Promise<PublishedRecord[]> {
+    return copy(this.published.filter((p) => p.position > after).slice(0, limit));
+  }
+
+  async prunePublished(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    const readers = [...this.checkpoints]
+      .filter(([k]) => k.endsWith(`\u0000${PUBLISHED_READER_SOURCE}`))
+      .map(([, position]) => position);
+    if (readers.length === 0) return 0;
+    const passed = Math.min(...readers);
+    const doomed = this.published.filter((p) => p.publishedAt < before && p.position <= passed).slice(0, batch);
+    const gone = new Set(doomed.map((p) => p.position));
+    this.published = this.published.filter((p) => !gone.has(p.position));
+    for (const p of doomed) this.publishedIds.delete(p.messageId);
+    return doomed.length;
+  }
+
+  onPublished(listener: () => void): () => void {
+    this.publishedListeners.add(listener);
+    return () => this.publishedListeners.delete(listener);
+  }
+
   async getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
     const d = this.documents.get(key(collection, id));
     return d ? copy(d) : undefined;
@@ -356,6 +396,7 @@ export class MemoryJournal implements Journal {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.publishedListeners.clear();
   }
 }
 

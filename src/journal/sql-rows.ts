@@ -6,6 +6,7 @@ import type {
   InboxRecord,
   OutboxRow,
   ParkedRecord,
+  PublishedRecord,
   SnapshotRecord,
 } from "./types.js";
 
@@ -96,4 +97,12 @@ export const documentRecord = (r: Row): DocumentRecord => ({
   id: r.id,
   doc: JSON.parse(r.doc),
   updatedAt: num(r.updated_at),
+});
+
+export const publishedRecord = (r: Row): PublishedRecord => ({
+  position: num(r.position),
+  messageId: r.message_id,
+  subject: r.subject,
+  body: r.body,
+  publishedAt: num(r.published_at),
 });

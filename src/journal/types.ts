@@ -1,6 +1,7 @@
 /**
  * The journal: the one store behind oncely. Streams of events, snapshots, outbox, inbox,
- * checkpoints, parked messages, dead letters and read-model documents.
+ * checkpoints, parked messages, dead letters, read-model documents and the published log of
+ * integration events (the journal transport's).
  *
  * Every back end (in-memory, SQLite, PostgreSQL) implements this interface and passes
  * `journalConformance` in `src/journal/conformance.ts`. The core imports only this file.
@@ -139,6 +140,27 @@ export interface DeadLetterRecord extends NewDeadLetter {
   resolvedAt: number | null;
 }
 
+/**
+ * An integration event in the journal's published log (the journal transport's log). Positions
+ * grow in commit order: an entry never becomes visible after one with a higher position did.
+ * They may skip numbers (an append of a known message id can burn one), so readers never count.
+ */
+export interface PublishedRecord {
+  position: number;
+  /** The broker dedup id (`brokerMessageId(envelope)`); unique in the log. */
+  messageId: string;
+  subject: string;
+  /** The encoded envelope, as a transport delivers it. */
+  body: string;
+  publishedAt: number;
+}
+
+export interface NewPublished {
+  messageId: string;
+  subject: string;
+  body: string;
+}
+
 export interface DocumentRecord {
   collection: string;
   id: string;
@@ -268,6 +290,25 @@ export interface Journal {
   getDeadLetter(id: string): Promise<DeadLetterRecord | undefined>;
   /** Mark a dead letter replayed or discarded. */
   resolveDeadLetter(id: string, status: "replayed" | "discarded", now: number): Promise<boolean>;
+
+  /**
+   * Append an integration event to the published log; returns its position. A message id already
+   * in the log is stored once: its existing position is returned and nothing is written.
+   */
+  appendPublished(entry: NewPublished, now: number): Promise<number>;
+  /** Entries with position > `after`, in position order, at most `limit` (default all). */
+  readPublished(after: number, limit?: number): Promise<PublishedRecord[]>;
+  /**
+   * Delete at most `limit` (default 1,000) entries published strictly before `before` that every
+   * registered reader has passed: a reader is a checkpoint under source `PUBLISHED_READER_SOURCE`
+   * (`src/journal/published.ts`), and its version is its position. No reader: nothing is deleted.
+   */
+  prunePublished(before: number, limit?: number): Promise<number>;
+  /**
+   * Wake-up signal after an append to the published log (in-process for memory/SQLite,
+   * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
+   */
+  onPublished(listener: () => void): () => void;
 
   getDocument(collection: string, id: string): Promise<DocumentRecord | undefined>;
   listDocuments(collection: string, limit?: number): Promise<DocumentRecord[]>;

@@ -45,6 +45,7 @@ export {
   type RebuildOptions,
   rebuildProjection,
 } from "./projection.js";
+export { PublishedRetention, type PublishedRetentionOptions } from "./published-retention.js";
 export { Relay, type RelayOptions } from "./relay.js";
 export {
   AuthenticityError,
@@ -77,5 +78,11 @@ export {
   type InProcessTransportOptions,
   inProcessTransport,
 } from "./transports/in-process.js";
+export {
+  JournalTransport,
+  type JournalTransportFaults,
+  type JournalTransportOptions,
+  journalTransport,
+} from "./transports/journal.js";
 export { RoutedTransport, type RoutedTransportOptions } from "./transports/routed.js";
 export { readEnvelope } from "./upcast-handler.js";

@@ -21,12 +21,15 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  NewPublished,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
   ParkedRecord,
+  PublishedRecord,
   SnapshotRecord,
 } from "../journal/types.js";
+import { appendPublished } from "./append-published.js";
 import { commitBatch } from "./commit-batch.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
@@ -37,6 +40,8 @@ import { OutboxListener } from "./listener.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
+import { prunePublished } from "./prune-published.js";
+import { readPublished } from "./read-published.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
@@ -83,6 +88,8 @@ export class PostgresJournal implements Journal {
   private readonly ownsPool: boolean;
   private readonly listeners = new Set<() => void>();
   private readonly listener: OutboxListener;
+  private readonly publishedListeners = new Set<() => void>();
+  private readonly publishedListener: OutboxListener;
   private closed = false;
   private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
@@ -101,6 +108,13 @@ export class PostgresJournal implements Journal {
       { connectionString: options.connectionString, application_name: "oncely-listen" },
       this.tables.channel,
       () => this.notifyLocal(),
+    );
+    this.publishedListener = new OutboxListener(
+      { connectionString: options.connectionString, application_name: "oncely-listen" },
+      this.tables.publishedChannel,
+      () => {
+        for (const listener of this.publishedListeners) queueMicrotask(listener);
+      },
     );
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
       maxBatch: options.groupCommit?.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch,
@@ -240,6 +254,36 @@ export class PostgresJournal implements Journal {
     return this.run((q) => deadLetters.resolveDeadLetter(q, this.tables, id, status, now));
   }
 
+  /** One statement (see published-log.ts); the NOTIFY inside wakes readers here and in other processes. */
+  appendPublished(entry: NewPublished, now: number): Promise<number> {
+    return this.run((q) => appendPublished(q, this.tables, entry, now));
+  }
+
+  readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
+    return this.read((q) => readPublished(q, this.tables, after, limit));
+  }
+
+  prunePublished(before: number, limit?: number): Promise<number> {
+    const batch = pruneBatchSize(limit);
+    return this.run((q) => prunePublished(q, this.tables, before, batch));
+  }
+
+  /**
+   * Called after appends to the published log by any process on this schema (LISTEN/NOTIFY on a
+   * connection of its own, opened on first use), and after that connection reconnects.
+   */
+  onPublished(listener: () => void): () => void {
+    this.publishedListeners.add(listener);
+    if (!this.closed) this.publishedListener.start();
+    return () => this.publishedListeners.delete(listener);
+  }
+
+  /** Resolves once this journal is LISTENing for appends to the published log (starts it if needed). */
+  listeningForPublished(): Promise<void> {
+    this.publishedListener.start();
+    return this.publishedListener.listening();
+  }
+
   getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
     return this.read((q) => documents.getDocument(q, this.tables, collection, id));
   }
@@ -271,9 +315,10 @@ export class PostgresJournal implements Journal {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.publishedListeners.clear();
     if (this.closed) return;
     this.closed = true;
-    await this.listener.stop();
+    await Promise.all([this.listener.stop(), this.publishedListener.stop()]);
     if (this.ownsPool) await this.pool.end();
   }
 }

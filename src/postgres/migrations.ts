@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { commitFunctionSql } from "./commit-function.js";
 import { commitSetFunctionSql } from "./commit-set-function.js";
+import { publishedLogSql } from "./published-log.js";
 import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -107,8 +108,9 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 2, sql: (t) => commitFunctionSql(t) },
   // The same function, now refusing an effect key reused by another stream or with another input.
   { version: 3, sql: (t) => commitFunctionSql(t, { checkEffectKeys: true }) },
+  // The journal transport's published log and its append function.
+  { version: 4, sql: (t) => publishedLogSql(t) },
   // Group commit set-wise: one statement per table for the whole batch, oncely_commit as fallback.
-  // (Version 4 is taken by the published-events migration of another branch.)
   { version: 5, sql: (t) => commitSetFunctionSql(t) },
 ];
 

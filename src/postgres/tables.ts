@@ -21,13 +21,25 @@ export interface Tables {
   commitBatchFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
+  /** The journal transport's log (migration 4) and its append function. */
+  published: string;
+  publishFunction: string;
+  /** NOTIFY channel for appends to the published log, one per schema. */
+  publishedChannel: string;
 }
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/** A per-schema channel name that fits PostgreSQL's 63-byte identifiers. */
+const channelName = (prefix: string, schema: string): string => {
+  const name = `${prefix}_${schema}`;
+  return Buffer.byteLength(name) <= 63
+    ? name
+    : `${prefix}_${createHash("sha1").update(schema).digest("hex").slice(0, 40)}`;
+};
+
 export function tables(schema: string): Tables {
   const q = quoteIdent(schema);
-  const channel = `oncely_outbox_${schema}`;
   return {
     schema,
     qschema: q,
@@ -43,9 +55,9 @@ export function tables(schema: string): Tables {
     commitFunction: `${q}.oncely_commit`,
     commitSetFunction: `${q}.oncely_commit_set`,
     commitBatchFunction: `${q}.oncely_commit_batch`,
-    channel:
-      Buffer.byteLength(channel) <= 63
-        ? channel
-        : `oncely_outbox_${createHash("sha1").update(schema).digest("hex").slice(0, 40)}`,
+    channel: channelName("oncely_outbox", schema),
+    published: `${q}.published`,
+    publishFunction: `${q}.oncely_publish`,
+    publishedChannel: channelName("oncely_published", schema),
   };
 }

@@ -17,12 +17,15 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  NewPublished,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
   ParkedRecord,
+  PublishedRecord,
   SnapshotRecord,
 } from "../journal/types.js";
+import { appendPublished } from "./append-published.js";
 import { applyCommit, checkCommit } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
@@ -32,6 +35,8 @@ import * as inbox from "./inbox.js";
 import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
+import { prunePublished } from "./prune-published.js";
+import { readPublished } from "./read-published.js";
 import * as sequencing from "./sequencing.js";
 import { Sql } from "./sql.js";
 import * as streams from "./streams.js";
@@ -65,6 +70,7 @@ export class SqliteJournal implements Journal {
   readonly backend = "sqlite";
   private readonly sql: Sql;
   private readonly listeners = new Set<() => void>();
+  private readonly publishedListeners = new Set<() => void>();
   private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
   private readonly claimTx: (options: ClaimOptions) => OutboxRow[];
   private closed = false;
@@ -245,6 +251,26 @@ export class SqliteJournal implements Journal {
     return this.run(() => deadLetters.resolveDeadLetter(this.sql, id, status, now));
   }
 
+  async appendPublished(entry: NewPublished, now: number): Promise<number> {
+    const position = await this.run(() => appendPublished(this.sql, entry, now));
+    for (const listener of this.publishedListeners) queueMicrotask(listener);
+    return position;
+  }
+
+  readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
+    return this.run(() => readPublished(this.sql, after, limit));
+  }
+
+  prunePublished(before: number, limit?: number): Promise<number> {
+    return this.run(() => prunePublished(this.sql, before, pruneBatchSize(limit)));
+  }
+
+  /** Appends through this instance only: readers in other processes on the file must poll. */
+  onPublished(listener: () => void): () => void {
+    this.publishedListeners.add(listener);
+    return () => this.publishedListeners.delete(listener);
+  }
+
   getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
     return this.run(() => documents.getDocument(this.sql, collection, id));
   }
@@ -264,6 +290,7 @@ export class SqliteJournal implements Journal {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.publishedListeners.clear();
     if (this.closed) return;
     this.closed = true;
     this.sql.db.close();

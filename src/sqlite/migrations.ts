@@ -96,6 +96,20 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  // The published log of the journal transport (versions 2 and 3 are PostgreSQL's commit function).
+  // AUTOINCREMENT: a position is never used again, even after retention deleted the newest entries.
+  {
+    version: 4,
+    sql: `
+      CREATE TABLE published (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id TEXT NOT NULL UNIQUE,
+        subject TEXT NOT NULL,
+        body TEXT NOT NULL,
+        published_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export function migrate(sql: Sql): void {

@@ -30,7 +30,7 @@ export function pgSubjects(schema: string): { factory: () => Promise<Conformance
       cleanup: async () => {
         for (const j of opened) await j.close();
         await admin.query(
-          `TRUNCATE ${[t.events, t.snapshots, t.outbox, t.inbox, t.checkpoints, t.parked, t.deadLetters, t.documents].join(", ")} RESTART IDENTITY`,
+          `TRUNCATE ${[t.events, t.snapshots, t.outbox, t.inbox, t.checkpoints, t.parked, t.deadLetters, t.documents, t.published].join(", ")} RESTART IDENTITY`,
         );
       },
     };

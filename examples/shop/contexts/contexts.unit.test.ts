@@ -14,7 +14,7 @@ const id = "42";
 
 /** The decision itself (given/when/then answers with assertions; these tests read the decision's parts). */
 // biome-ignore lint/suspicious/noExplicitAny: any actor of the shop
-function decide(actor: ActorDefinition<any, any, any>, events: Typed[], command: Typed): Decision {
+function decide<E extends Typed>(actor: ActorDefinition<any, any, E, any>, events: E[], command: Typed): Decision<E> {
   const { state } = given(actor, events, { id });
   return actor.decide(command, state, {
     address: `${actor.type}/${id}`,

@@ -49,9 +49,7 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
       ? `  injected misdelivery: duplicates ${Math.round(i.injected.duplicateRate * 100)}%, delays up to ${i.injected.maxDelayMs} ms, shuffled in windows of ${i.injected.reorderWindow}`
       : "  injected misdelivery: none (a real broker: redelivery after kills, republish after a relay crash)",
   );
-  add(
-    `  published by the relay: ${i.published}${i.republishedAtRestarts ? ` (+ ${i.republishedAtRestarts} published again after worker restarts)` : ""}`,
-  );
+  add(`  published by the relay: ${i.published}`);
   add(`  duplicates suppressed by the consumers' inboxes: at least ${i.duplicatesSuppressedAtLeast}`);
   add(
     `  parked ahead of a gap (timeline, sequenced): at least ${i.parkedAtLeast}, released in order: at least ${i.releasedAtLeast}; still parked at the end: ${i.parkedAtEnd}`,

@@ -92,8 +92,6 @@ export interface IntegrationSummary {
   parkedAtEnd: number;
   gapsAlerted: number;
   deadLetters: number;
-  /** Events published again at a restart of the in-process transport (lost with the killed worker's memory). */
-  republishedAtRestarts: number;
 }
 
 export interface DemoResult {
@@ -406,7 +404,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       parkedAtEnd: journalWide.parkedNow,
       gapsAlerted: journalWide.gapsAlerted,
       deadLetters: journalWide.deadLetters,
-      republishedAtRestarts: sumIntegration("republishedAtStart"),
     };
     const sum = (field: "duplicates" | "retried") => [...perWorker.values()].reduce((n, w) => n + w[field], 0);
     const auditReport = audit({
@@ -528,7 +525,6 @@ interface IntegrationCounters {
   duplicatesSuppressed: number;
   parked: number;
   released: number;
-  republishedAtStart: number;
 }
 
 const countersOf = (s: IntegrationCounters): IntegrationCounters => ({
@@ -536,7 +532,6 @@ const countersOf = (s: IntegrationCounters): IntegrationCounters => ({
   duplicatesSuppressed: s.duplicatesSuppressed,
   parked: s.parked,
   released: s.released,
-  republishedAtStart: s.republishedAtStart,
 });
 
 interface StatsAnswer {

@@ -1,3 +1,4 @@
+import { shipmentDeadlineReasons } from "./shipment-deadline.js";
 import type { OrderState } from "./state.js";
 
 /**
@@ -7,7 +8,7 @@ import type { OrderState } from "./state.js";
  * - `attention`: an effect waits in the reconciliation queue, or the facts contradict each other
  *   (goods shipped for a failed payment, a shipment for an order never placed), or an effect after
  *   payment definitely failed for good (a mail refused on its last attempt, a picklist the
- *   warehouse rejected).
+ *   warehouse rejected), or the shipment missed its deadline (until it arrives).
  *   Each reason is listed by `attentionReasons`.
  * - `payment_failed`: the payment definitely failed; nothing else was started.
  * - `completed`: paid, both mails sent, shipped.
@@ -36,6 +37,7 @@ export function attentionReasons(state: OrderState): string[] {
   const shipped = state.shipping.status === "Completed";
   if (shipped && state.payment.status === "Failed") reasons.push("shipped although the payment failed");
   if (shipped && state.details === null) reasons.push("shipment recorded for an order that was never placed");
+  reasons.push(...shipmentDeadlineReasons(state));
   return reasons;
 }
 

@@ -12,6 +12,7 @@ import {
   noFaults,
   OutboxRetention,
   openJournal,
+  PublishedRetention,
   Reconciliation,
   Runtime,
   randomIds,
@@ -23,9 +24,9 @@ import type { ShopEnv } from "../config.js";
 import {
   createShopContexts,
   createShopTransport,
-  SHOP_ACTORS,
   type ShopContexts,
   type ShopTransportKind,
+  shopActors,
 } from "../contexts.js";
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
@@ -74,6 +75,8 @@ export interface ShopOptions {
   integrationFaults?: InProcessFaultKnobs | undefined;
   /** A gap in a producer's sequence open longer than this is alerted (default 30 s). */
   gapTimeoutMs?: number | undefined;
+  /** An order not shipped this long after its picklist's acceptance needs attention (default 15 min). */
+  shipmentDeadlineMs?: number | undefined;
   /** Bearer token of `/admin/*`. Unset: generated (see `Shop.adminToken`), allowed only on a loopback host. */
   adminToken?: string | undefined;
   /**
@@ -131,6 +134,7 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
       reorderWindow: env.INTEGRATION_REORDER_WINDOW,
     },
     gapTimeoutMs: env.GAP_TIMEOUT_MS,
+    shipmentDeadlineMs: env.SHIPMENT_DEADLINE_MS,
     adminToken: env.ONCELY_ADMIN_TOKEN,
     webhookSecret: env.WAREHOUSE_WEBHOOK_SECRET,
     webhookToleranceMs: env.WEBHOOK_TOLERANCE_S * 1000,
@@ -231,7 +235,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const faults = options.faults ?? noFaults;
     const runtime = new Runtime({
       journal,
-      actors: SHOP_ACTORS,
+      actors: shopActors({ shipmentDeadlineMs: options.shipmentDeadlineMs }),
       clock,
       ids: options.ids ?? randomIds,
       faults,
@@ -256,6 +260,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     });
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
+      journal,
       natsUrl: options.natsUrl,
       natsPasswords: options.natsPasswords,
       faults: options.integrationFaults,
@@ -279,8 +284,13 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       keys: options.signingKeys,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
-    // Both dedup records are kept for the default redelivery window (7 days), pruned hourly.
-    const retention = [new InboxRetention({ journal, clock, logger }), new OutboxRetention({ journal, clock, logger })];
+    // The dedup records and the published log are kept for the default redelivery window (7 days), pruned hourly;
+    // a published entry also stays until every consumer has read it.
+    const retention = [
+      new InboxRetention({ journal, clock, logger }),
+      new OutboxRetention({ journal, clock, logger }),
+      new PublishedRetention({ journal, clock, logger }),
+    ];
 
     const ctx: ShopContext = {
       runtime,

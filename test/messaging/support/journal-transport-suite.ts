@@ -1,0 +1,115 @@
+import { expect, it } from "vitest";
+import { PUBLISHED_READER_SOURCE } from "../../../src/journal/published.js";
+import type { Journal } from "../../../src/journal/types.js";
+import { parseEnvelope } from "../../../src/messaging/envelope.js";
+import type { Delivery, DeliveryOutcome } from "../../../src/messaging/transport.js";
+import { JournalTransport } from "../../../src/messaging/transports/journal.js";
+import { orderEvent } from "./orders.js";
+
+const ack: DeliveryOutcome = { kind: "ack" };
+
+/** Record every delivery's event id and attempt; answer with `answer` (default ack). */
+function recorder(answer: (d: Delivery, eventId: string) => DeliveryOutcome = () => ack) {
+  const seen: { eventId: string; attempt: number }[] = [];
+  const handler = async (d: Delivery): Promise<DeliveryOutcome> => {
+    const eventId = parseEnvelope(JSON.parse(d.body)).eventId;
+    seen.push({ eventId, attempt: d.attempt });
+    return answer(d, eventId);
+  };
+  return { seen, handler, ids: () => seen.map((s) => s.eventId) };
+}
+
+/** A fresh, migrated store; `reopen` opens it again as a restarted process would. */
+export interface TransportStore {
+  journal: Journal;
+  reopen: () => Promise<Journal>;
+}
+
+/** The journal transport's contract on one back end; `store` gives a fresh store per test. */
+export function journalTransportSuite(store: () => Promise<TransportStore>): void {
+  const transportOn = (journal: Journal) => new JournalTransport({ journal, pollMs: 20 });
+
+  it("delivers every event once per consumer by subject, those published before it subscribed too", async () => {
+    const { journal } = await store();
+    const transport = transportOn(journal);
+    const placed = orderEvent("o1", 1);
+    const paid = orderEvent("o1", 2);
+    await transport.publish(placed, "shop.ordering.OrderPlaced");
+    const all = recorder();
+    const payments = recorder();
+    const a = await transport.subscribe("all", { subjects: ["shop.>"] }, all.handler);
+    const b = await transport.subscribe("payments", { subjects: ["shop.payment.>"] }, payments.handler);
+    await transport.publish(paid, "shop.payment.PaymentProcessed");
+    await transport.idle();
+    expect(all.ids().sort()).toEqual([placed.eventId, paid.eventId].sort());
+    expect(payments.ids()).toEqual([paid.eventId]);
+    const head = (await journal.readPublished(0)).at(-1)?.position;
+    // Both passed the whole log: an entry not for a consumer's subjects is settled for it too.
+    expect(await journal.getCheckpoint("all", PUBLISHED_READER_SOURCE)).toBe(head);
+    expect(await journal.getCheckpoint("payments", PUBLISHED_READER_SOURCE)).toBe(head);
+    await a.stop();
+    await b.stop();
+    await transport.close();
+  });
+
+  it("stores a published message id once", async () => {
+    const { journal } = await store();
+    const transport = transportOn(journal);
+    const seen = recorder();
+    await transport.subscribe("once", { subjects: ["shop.>"] }, seen.handler);
+    const placed = orderEvent("o2", 1);
+    await transport.publish(placed, "shop.ordering.OrderPlaced");
+    await transport.publish(placed, "shop.ordering.OrderPlaced");
+    await transport.idle();
+    expect(seen.ids()).toEqual([placed.eventId]);
+    expect(await journal.readPublished(0)).toHaveLength(1);
+    await transport.close();
+  });
+
+  it("resumes from its stored position in a new process: nothing settled again, nothing skipped", async () => {
+    const { journal: first, reopen } = await store();
+    const before = transportOn(first);
+    const seen = recorder();
+    const subscription = await before.subscribe("resume", { subjects: ["shop.>"] }, seen.handler);
+    for (let v = 1; v <= 2; v++) await before.publish(orderEvent("o3", v), `shop.orders.v${v}`);
+    await before.idle();
+    await subscription.stop();
+    // Published while no reader of that name runs.
+    for (let v = 3; v <= 5; v++) await before.publish(orderEvent("o3", v), `shop.orders.v${v}`);
+    await before.close();
+    const again = await reopen();
+    const after = transportOn(again);
+    const later = recorder();
+    await after.subscribe("resume", { subjects: ["shop.>"] }, later.handler);
+    await after.idle();
+    expect(seen.ids()).toEqual([1, 2].map((v) => orderEvent("o3", v).eventId));
+    expect(later.ids()).toEqual([3, 4, 5].map((v) => orderEvent("o3", v).eventId));
+    await after.close();
+  });
+
+  it("delivers a nak'ed event again with the next attempt; the position never passes an unsettled one", async () => {
+    const { journal } = await store();
+    const transport = transportOn(journal);
+    const stuck = orderEvent("o4", 1);
+    const fine = orderEvent("o4", 2);
+    const seen = recorder((_d, eventId) => (eventId === stuck.eventId ? { kind: "nak", delayMs: 5 } : ack));
+    const subscription = await transport.subscribe("nak", { subjects: ["shop.>"] }, seen.handler);
+    await transport.publish(stuck, "shop.orders.a");
+    await transport.publish(fine, "shop.orders.b");
+    for (let i = 0; i < 400 && seen.seen.filter((s) => s.eventId === stuck.eventId).length < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(seen.seen.filter((s) => s.eventId === stuck.eventId).map((s) => s.attempt)).toEqual(
+      expect.arrayContaining([1, 2, 3]),
+    );
+    await subscription.stop();
+    const [stuckAt] = await journal.readPublished(0);
+    expect(await journal.getCheckpoint("nak", PUBLISHED_READER_SOURCE)).toBeLessThan(stuckAt?.position ?? 0);
+    // A new reader of that name gets it again (and the acked one after it, which an inbox absorbs).
+    const next = recorder();
+    await transport.subscribe("nak", { subjects: ["shop.>"] }, next.handler);
+    await transport.idle();
+    expect(next.ids()).toEqual([stuck.eventId, fine.eventId]);
+    await transport.close();
+  });
+}
