@@ -1078,6 +1078,56 @@ export function journalConformance(
       });
     });
 
+    describe("summary", () => {
+      it("counts open outbox rows per category, kind and status with the oldest, and parked and open dead letters per consumer", async () => {
+        expect(await j.summarize()).toEqual({ outbox: [], parked: [], deadLetters: [] });
+        await j.commit({
+          outbox: [outboxRow("p1"), outboxRow("p2"), outboxRow("s1", { kind: "shipment" })],
+          now: T0 + 10,
+        });
+        await j.commit({
+          outbox: [outboxRow("p3"), outboxRow("e1", { category: "event", kind: "OrderPlaced" }), outboxRow("x1")],
+          now: T0 + 20,
+        });
+        expect(await j.forceOutbox("p3", { status: "reconcile" }, T0 + 30)).toBe(true);
+        await j.commit({ outboxDone: [{ id: "x1", outcome: "completed" }], now: T0 + 40 });
+        const letter = (id: string, consumer: string, at: number) => ({
+          id,
+          consumer,
+          messageId: id,
+          payload: null,
+          error: "failed",
+          stack: null,
+          attempts: 1,
+          firstFailedAt: at,
+          lastFailedAt: at,
+        });
+        await j.commit({
+          park: [
+            { consumer: "seq-b", source: "s", version: 3, message: null },
+            { consumer: "seq-a", source: "s", version: 5, message: null },
+          ],
+          deadLetters: [letter("d1", "c1", T0 + 7), letter("d2", "c1", T0 + 3), letter("d3", "c2", T0 + 9)],
+          now: T0 + 50,
+        });
+        await j.commit({ park: [{ consumer: "seq-a", source: "t", version: 2, message: null }], now: T0 + 60 });
+        await j.resolveDeadLetter("d3", "discarded", T0 + 70);
+        expect(await j.summarize()).toEqual({
+          outbox: [
+            { category: "effect", kind: "payment", status: "pending", count: 2, oldestCreatedAt: T0 + 10 },
+            { category: "effect", kind: "payment", status: "reconcile", count: 1, oldestCreatedAt: T0 + 20 },
+            { category: "effect", kind: "shipment", status: "pending", count: 1, oldestCreatedAt: T0 + 10 },
+            { category: "event", kind: "OrderPlaced", status: "pending", count: 1, oldestCreatedAt: T0 + 20 },
+          ],
+          parked: [
+            { consumer: "seq-a", count: 2, oldestParkedAt: T0 + 50 },
+            { consumer: "seq-b", count: 1, oldestParkedAt: T0 + 50 },
+          ],
+          deadLetters: [{ consumer: "c1", count: 2, oldestFailedAt: T0 + 3 }],
+        });
+      });
+    });
+
     describe("documents", () => {
       it("upserts, deletes and lists documents sorted by id", async () => {
         await j.commit({

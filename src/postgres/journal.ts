@@ -19,6 +19,7 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  JournalSummary,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
@@ -38,6 +39,7 @@ import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
+import { summarize } from "./summary.js";
 import { type Tables, tables } from "./tables.js";
 
 export interface PostgresJournalOptions {
@@ -217,6 +219,10 @@ export class PostgresJournal implements Journal {
 
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
+  }
+
+  summarize(): Promise<JournalSummary> {
+    return this.read((q) => summarize(q, this.tables));
   }
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {

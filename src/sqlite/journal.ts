@@ -17,6 +17,7 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  JournalSummary,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
@@ -35,6 +36,7 @@ import { pruneOutbox } from "./prune-outbox.js";
 import * as sequencing from "./sequencing.js";
 import { Sql } from "./sql.js";
 import * as streams from "./streams.js";
+import { summarize } from "./summary.js";
 
 export interface SqliteJournalOptions {
   /** Database file; created when absent. */
@@ -208,6 +210,10 @@ export class SqliteJournal implements Journal {
 
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     return this.run(() => sequencing.listParked(this.sql, consumer, source));
+  }
+
+  summarize(): Promise<JournalSummary> {
+    return this.run(() => summarize(this.sql));
   }
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {
