@@ -106,6 +106,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 2, sql: (t) => commitFunctionSql(t) },
   // The same function, now refusing an effect key reused by another stream or with another input.
   { version: 3, sql: (t) => commitFunctionSql(t, { checkEffectKeys: true }) },
+  // The same check, leaving out the trace context an effect row's payload carries (`payload.trace`).
+  { version: 4, sql: (t) => commitFunctionSql(t, { checkEffectKeys: "without-trace" }) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {
