@@ -361,6 +361,24 @@ export function journalConformance(
         expect(await j.streamVersion("order/1")).toBe(1);
       });
 
+      it("takes an effect requested again under another trace context (payload.trace) as the same request", async () => {
+        const traced = (traceparent: string) =>
+          outboxRow("key:traced", { payload: { input: { a: 1 }, trace: { traceparent } } });
+        await j.commit({ outbox: [traced("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")], now: T0 });
+        const again = await j.commit({
+          stream: "order/1",
+          events: events(1, "again"),
+          outbox: [traced("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")],
+          now: T0 + 1,
+        });
+        expect(again.inserted).toEqual([]);
+        expect(await j.streamVersion("order/1")).toBe(1);
+        const changed = outboxRow("key:traced", { payload: { input: { a: 2 }, trace: { traceparent: "x" } } });
+        expect(await j.commit({ outbox: [changed], now: T0 + 2 }).catch((e: unknown) => e)).toBeInstanceOf(
+          IdempotencyKeyReusedError,
+        );
+      });
+
       it("writes nothing when the checkpoint moved", async () => {
         await j.commit({ checkpoint: { consumer: "seq", source: "moved:src", version: 4 }, now: T0 });
         const commit = {
