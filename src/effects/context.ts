@@ -5,11 +5,16 @@ import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
 import type { Journal, OutboxRow, OutboxUpdate } from "../journal/types.js";
+import type { EffectMetrics } from "./metrics.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
 /** What the dispatcher needs of a runtime: sending a command to an actor (a `Runtime` fits). */
 export interface CommandSink {
-  send(address: string, command: Typed, options?: { messageId?: string }): Promise<{ reply: unknown }>;
+  send(
+    address: string,
+    command: Typed,
+    options?: { messageId?: string; correlationId?: string },
+  ): Promise<{ reply: unknown }>;
   /**
    * A started dispatcher registers here to be handed the rows this process commits (see
    * `HandOver`); undefined unregisters. Optional: without it, every row goes through a claim.
@@ -39,6 +44,7 @@ export interface StepContext {
   policyFor(kind: string): EffectPolicy;
   messageRetry: MessageRetryPolicy;
   stats: DispatcherStats;
+  metrics: EffectMetrics;
   /** A claimed effect row of a kind this dispatcher has no handler for: counted, warned once per kind. */
   noHandler(kind: string): void;
 }
@@ -85,6 +91,12 @@ export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxU
     ctx.logger.warn({ id: row.id, owner: ctx.owner }, "outbox lease lost; another dispatcher owns the row now");
   }
   return ok;
+}
+
+/** Send options that carry the row's correlation id (from its payload) to the actor it addresses. */
+export function correlated(row: OutboxRow, options: { messageId?: string } = {}) {
+  const correlationId = (row.payload as { correlationId?: unknown } | null)?.correlationId;
+  return typeof correlationId === "string" ? { ...options, correlationId } : options;
 }
 
 export const errorText = (error: unknown): string =>

@@ -6,6 +6,7 @@ import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal, NewOutboxRow, OutboxCategory, OutboxRow } from "../journal/types.js";
+import { outboxStepSpan } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
 import {
   type CommandSink,
@@ -137,6 +138,7 @@ export class Dispatcher implements HandOver {
       policyFor: (kind) => this.policies.get(kind) ?? this.defaultPolicy,
       messageRetry,
       stats: this.stats,
+      metrics,
       noHandler: (kind) => {
         metrics.unhandled.inc({ dispatcher: this.owner, kind });
         if (warned.has(kind)) return;
@@ -230,7 +232,7 @@ export class Dispatcher implements HandOver {
     this.stats.handedOver += rows.length;
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
-      const work = (row.category === "effect" ? recordedAttemptStep(ctx, row) : this.step(ctx, row)).catch((error) =>
+      const work = this.step(ctx, row, true).catch((error) =>
         this.logger.error(
           { owner: ctx.owner, row: row.id, err: error },
           "handed-over row failed; its lease will expire",
@@ -241,9 +243,16 @@ export class Dispatcher implements HandOver {
     }
   }
 
-  private async step(ctx: StepContext, row: OutboxRow): Promise<void> {
-    if (row.category === "effect") return effectStep(ctx, row);
-    if (row.category === "message") return messageStep(ctx, row);
+  /** One row's step, traced as a child of the command that requested it. `handedOver`: see `take`. */
+  private step(ctx: StepContext, row: OutboxRow, handedOver = false): Promise<void> {
+    if (row.category === "effect") {
+      return outboxStepSpan(row, () => (handedOver ? recordedAttemptStep(ctx, row) : effectStep(ctx, row)));
+    }
+    if (row.category === "message") return outboxStepSpan(row, () => messageStep(ctx, row));
+    return this.handBack(ctx, row);
+  }
+
+  private async handBack(ctx: StepContext, row: OutboxRow): Promise<void> {
     // Not ours (events belong to the relay): hand it back untouched after a pause.
     await this.journal.updateOutbox(
       row.id,

@@ -7,8 +7,9 @@ import {
 } from "../base/errors.js";
 import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
+import { handlerCall } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
-import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { correlated, errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
 import { EffectTimeoutError } from "./errors.js";
 import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
 import { withTimeout } from "./timeout.js";
@@ -97,8 +98,10 @@ async function runStep(
   let skipped: NotPerformed | undefined;
   let ambiguity = "";
   try {
-    const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+    const raw = await handlerCall(ctx, "run", row, attempt, () =>
+      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
+        handler.run(inputOf(row), { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+      ),
     );
     answer = definiteAnswer(raw);
     skipped = notPerformedAnswer(raw);
@@ -120,6 +123,7 @@ async function runStep(
   }
   if (policy.providerDedups && attempt < policy.maxAttempts) {
     ctx.stats.retried++;
+    ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "retried" });
     await writeRow(ctx, current, {
       status: "pending",
       notBefore: ctx.clock.now() + backoffDelay(policy.backoff, attempt, ctx.random),
@@ -144,6 +148,7 @@ async function retryNotPerformed(
   skipped: NotPerformed,
 ): Promise<void> {
   ctx.stats.retried++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "not-performed" });
   const delay = skipped.retryAfterMs ?? backoffDelay(policy.backoff, row.attempts, ctx.random);
   await writeRow(ctx, row, {
     status: "pending",
@@ -224,7 +229,7 @@ async function deliverOutcome(
           ...extra,
         };
   try {
-    await ctx.runtime.send(row.stream, command);
+    await ctx.runtime.send(row.stream, command, correlated(row));
   } catch (error) {
     rethrowCrash(error);
     if (error instanceof CommandRejectedError) return buryRejected(ctx, row, { ...state, pending }, error);
@@ -240,13 +245,14 @@ async function deliverOutcome(
   }
   if (pending.outcome === "succeeded") ctx.stats.completed++;
   else ctx.stats.failed++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: pending.outcome });
   await ctx.faults.hit("dispatch.outcomeCommitted");
 }
 
 /** Tell the owner; false when it rejected the command (the row is then dead, see `buryRejected`). */
 async function sendToOwner(ctx: StepContext, row: OutboxRow, state: EffectRowState, command: EffectOutcome) {
   try {
-    await ctx.runtime.send(row.stream, command);
+    await ctx.runtime.send(row.stream, command, correlated(row));
     return true;
   } catch (error) {
     if (!(error instanceof CommandRejectedError)) throw error;
@@ -261,6 +267,7 @@ async function sendToOwner(ctx: StepContext, row: OutboxRow, state: EffectRowSta
  */
 async function buryRejected(ctx: StepContext, row: OutboxRow, state: EffectRowState, error: CommandRejectedError) {
   ctx.stats.dead++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "dead" });
   ctx.logger.error({ key: row.id, owner: row.stream, err: error }, "the owner rejected an effect outcome");
   await writeRow(ctx, row, {
     status: "dead",
@@ -288,6 +295,7 @@ async function goUnknown(
   };
   if (!(await sendToOwner(ctx, row, state, unknownCommand))) return;
   ctx.stats.unknown++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "unknown" });
   const unknown: EffectRowState = { ...state, unknownSince: state.unknownSince ?? ctx.clock.now(), lookups: 0 };
   if (!handler.lookup || policy.lookupAttempts === 0) {
     return escalate(ctx, row, unknown, reason);
@@ -311,6 +319,7 @@ async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState,
   };
   if (!(await sendToOwner(ctx, row, state, escalation))) return;
   ctx.stats.reconcile++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "reconcile" });
   ctx.logger.warn({ key: row.id, kind: row.kind, owner: row.stream, reason }, "effect needs reconciliation");
   await writeRow(ctx, row, {
     status: "reconcile",
@@ -336,13 +345,16 @@ async function resolveStep(
   let found: LookupResult | undefined;
   let problem: string;
   try {
-    found = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      lookup.call(handler, row.id, { signal, input: inputOf(row) }),
+    found = await handlerCall(ctx, "lookup", row, row.attempts, () =>
+      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
+        lookup.call(handler, row.id, { signal, input: inputOf(row) }),
+      ),
     );
     problem = `lookup of "${row.id}" answered ${JSON.stringify(found?.outcome ?? null)}`;
   } catch (error) {
     problem = `lookup failed: ${errorText(error)}`;
   }
+  ctx.metrics.lookups.inc({ kind: row.kind, answer: typeof found?.outcome === "string" ? found.outcome : "error" });
   const answer = definiteAnswer(found);
   if (answer) {
     const pending: PendingOutcome =

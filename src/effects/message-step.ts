@@ -2,7 +2,7 @@ import { CommandRejectedError, InvalidInputError } from "../base/errors.js";
 import type { EffectOutcome, Typed } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
-import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { correlated, errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
 import { compactState, type MessageRowState, messageRowState } from "./row-state.js";
 
 type Ack = NonNullable<MessageRowState["ack"]>;
@@ -28,7 +28,7 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   if (!(await writeRow(ctx, row, { attempts: attempt, releaseLease: false }))) return;
   let ack: Ack;
   try {
-    const delivered = await ctx.runtime.send(payload.to, payload.command, { messageId: row.id });
+    const delivered = await ctx.runtime.send(payload.to, payload.command, correlated(row, { messageId: row.id }));
     ack = { outcome: "delivered", reply: delivered.reply ?? null };
   } catch (error) {
     rethrowCrash(error);

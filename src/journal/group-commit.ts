@@ -57,6 +57,7 @@ export class GroupCommitter<C, R> {
   private readonly maxInFlight: number;
   private readonly maxRetries: number;
   private readonly startNow: boolean;
+  private readonly batchListeners = new Set<(size: number, seconds: number) => void>();
 
   /**
    * `write` writes one batch and answers one outcome per item, in order. When it throws, every
@@ -70,6 +71,12 @@ export class GroupCommitter<C, R> {
     this.maxInFlight = options.maxInFlight ?? 1;
     this.maxRetries = options.maxRetries ?? 5;
     this.startNow = (options.start ?? "now") === "now";
+  }
+
+  /** Called after each batch is written (or failed), with its size and how long the write took. */
+  onBatch(listener: (size: number, seconds: number) => void): () => void {
+    this.batchListeners.add(listener);
+    return () => this.batchListeners.delete(listener);
   }
 
   submit(item: C): Promise<R> {
@@ -105,13 +112,17 @@ export class GroupCommitter<C, R> {
 
   private async run(batch: Queued<C, R>[]): Promise<void> {
     this.record(batch.length);
+    // A measurement only (no decision reads it), so the monotonic clock, not the injected one.
+    const started = this.batchListeners.size > 0 ? performance.now() : 0;
     let outcomes: BatchOutcome<R>[];
     try {
       outcomes = await this.write(batch.map((q) => q.item));
     } catch (error) {
+      this.timed(batch.length, started);
       for (const q of batch) q.reject(error);
       return;
     }
+    this.timed(batch.length, started);
     const again: Queued<C, R>[] = [];
     batch.forEach((q, index) => {
       const outcome = outcomes[index];
@@ -123,6 +134,12 @@ export class GroupCommitter<C, R> {
     });
     // Ahead of newer commits: a retried commit does not lose its place behind later arrivals.
     if (again.length > 0) this.queue.unshift(...again);
+  }
+
+  private timed(size: number, started: number): void {
+    if (this.batchListeners.size === 0) return;
+    const seconds = (performance.now() - started) / 1000;
+    for (const listener of this.batchListeners) listener(size, seconds);
   }
 
   private record(size: number): void {

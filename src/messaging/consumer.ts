@@ -17,6 +17,7 @@ import { type Logger, silentLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
 import type { Commit, Journal } from "../journal/types.js";
+import { consumeSpan } from "../observability/messaging-spans.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
@@ -155,8 +156,18 @@ export class Consumer {
    * Handle one envelope (already parsed). Resolves once its effect is committed. Throws what the
    * handler throws; the delivery path (`deliver`) turns that into a retry or a dead letter.
    */
-  async handle(input: Envelope): Promise<HandleResult> {
+  handle(input: Envelope): Promise<HandleResult> {
     const envelope = parseEnvelope(input);
+    return consumeSpan(
+      this.name,
+      envelope,
+      this.metrics,
+      () => this.clock.now(),
+      () => this.handleParsed(envelope),
+    );
+  }
+
+  private async handleParsed(envelope: Envelope): Promise<HandleResult> {
     if (this.types && !this.types.has(envelope.type)) return this.count({ outcome: "ignored", released: 0 });
     const result = this.mode === "sequenced" ? await this.handleSequenced(envelope) : await this.handleFact(envelope);
     return this.count(result);

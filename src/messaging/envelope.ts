@@ -37,6 +37,13 @@ export const envelopeSchema = z.object({
   correlationId: storableText.min(1),
   causationId: storableText.min(1),
   payload: storableJson,
+  /**
+   * W3C trace context of the command that published the event (written by the registered OTel
+   * propagator, stored with the outbox row so a republish carries the same one). Optional: older
+   * envelopes and producers without tracing have none. Not part of the event's identity.
+   */
+  traceparent: storableText.min(1).max(512).optional(),
+  tracestate: storableText.max(512).optional(),
   /** Id of the key that signed the envelope (see signing.ts); absent on an unsigned one. */
   keyId: storableText.min(1).optional(),
   /** HMAC-SHA256 (base64url) over the canonical envelope without this field. */

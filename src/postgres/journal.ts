@@ -108,6 +108,11 @@ export class PostgresJournal implements Journal {
     return this.group.stats;
   }
 
+  /** Called after each group-commit batch with its size and write time (see `observeJournal`). */
+  onGroupCommit(listener: (size: number, seconds: number) => void): () => void {
+    return this.group.onBatch(listener);
+  }
+
   /** A write, or anything whose effect must not be repeated: one attempt. */
   private async run<T>(work: (q: pg.Pool) => Promise<T>): Promise<T> {
     try {

@@ -98,6 +98,11 @@ export class SqliteJournal implements Journal {
     return this.group.stats;
   }
 
+  /** Called after each group-commit batch with its size and write time (see `observeJournal`). */
+  onGroupCommit(listener: (size: number, seconds: number) => void): () => void {
+    return this.group.onBatch(listener);
+  }
+
   async commit(commit: Commit): Promise<CommitResult> {
     // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
     return (await this.group.submit(encodeCommit(commit))) as CommitResult;
