@@ -95,7 +95,7 @@ describe("traces of one order across two contexts", () => {
     const world = twoContexts();
     await runOrder(world, "o2");
     const effectRow = await world.ordering.getOutbox(chargeKey("o2"));
-    const traceparent = (effectRow?.payload as { trace?: { traceparent?: string } }).trace?.traceparent;
+    const traceparent = (effectRow?.payload as { trace?: { traceparent?: string } } | undefined)?.trace?.traceparent;
     expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     const eventRow = await world.ordering.getOutbox("o2:OrderPaid");
     const envelope = parseEnvelope(eventRow?.payload);
