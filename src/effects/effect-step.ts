@@ -158,6 +158,14 @@ async function retryNotPerformed(
   });
 }
 
+/** A lookup's answer as a metric label: one of a fixed set, whatever a handler returned. */
+const lookupAnswer = (found: LookupResult | undefined): string =>
+  found === undefined
+    ? "error"
+    : ["succeeded", "failed", "not-found", "unknown"].includes(String(found.outcome))
+      ? String(found.outcome)
+      : "invalid";
+
 function notPerformedAnswer(raw: unknown): NotPerformed | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const r = raw as { outcome?: unknown; reason?: unknown; retryAfterMs?: unknown };
@@ -354,7 +362,7 @@ async function resolveStep(
   } catch (error) {
     problem = `lookup failed: ${errorText(error)}`;
   }
-  ctx.metrics.lookups.inc({ kind: row.kind, answer: typeof found?.outcome === "string" ? found.outcome : "error" });
+  ctx.metrics.lookups.inc({ kind: row.kind, answer: lookupAnswer(found) });
   const answer = definiteAnswer(found);
   if (answer) {
     const pending: PendingOutcome =
