@@ -156,7 +156,7 @@ export class Consumer {
    * Handle one envelope (already parsed). Resolves once its effect is committed. Throws what the
    * handler throws; the delivery path (`deliver`) turns that into a retry or a dead letter.
    */
-  handle(input: Envelope): Promise<HandleResult> {
+  async handle(input: Envelope): Promise<HandleResult> {
     const envelope = parseEnvelope(input);
     return consumeSpan(
       this.name,
