@@ -10,7 +10,7 @@ import {
 import { assertStorableText } from "../base/storable-text.js";
 import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
-import { type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
+import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
 import type { AnyActor } from "./actor.js";
 import { parseAddress } from "./address.js";
@@ -199,7 +199,7 @@ export class Runtime {
   private async handle(definition: AnyActor, address: string, command: Typed, options: SendOptions) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
-    this.metrics.commands.inc({ actor: definition.type });
+    actorMetrics(this.metrics, definition.type).commands.inc();
     const outcome = isEffectOutcome(command) ? (command as EffectOutcome) : undefined;
     const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
     const { id } = parseAddress(address);
@@ -254,7 +254,7 @@ export class Runtime {
       await this.faults.hit("commit.before");
       let result: Awaited<ReturnType<Journal["commit"]>>;
       try {
-        result = await timedCommit(this.metrics, definition.type, () => this.journal.commit(commit));
+        result = await timedCommit(actorMetrics(this.metrics, definition.type), () => this.journal.commit(commit));
       } catch (error) {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
@@ -264,7 +264,7 @@ export class Runtime {
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
           this.stats.conflicts++;
-          this.metrics.conflicts.inc({ actor: definition.type });
+          actorMetrics(this.metrics, definition.type).conflicts.inc();
           // Two hosts of one actor that retry in lockstep can starve each other; a random
           // number of event-loop turns breaks the lockstep without tying us to wall time.
           await yieldTurns(Math.floor(this.random.next() * 2 ** Math.min(attempt + 1, 6)));
@@ -330,7 +330,7 @@ export class Runtime {
     const prior = await this.journal.getInbox(address, messageId);
     if (!prior) return undefined;
     this.stats.duplicates++;
-    this.metrics.duplicates.inc({ actor: definition.type });
+    actorMetrics(this.metrics, definition.type).duplicates.inc();
     // A final outcome already recorded, for a row that is not done: its done row was pruned and
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
     const done = outcome ? finalOutcome(outcome) : undefined;

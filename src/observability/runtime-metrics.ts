@@ -60,3 +60,30 @@ export const runtimeMetrics = perRegistry((registry): RuntimeMetrics => {
     }),
   };
 });
+
+/** One actor type's series, label values bound once: prom-client hashes a labels object on every call. */
+export interface ActorMetrics {
+  commands: Counter.Internal;
+  commitSeconds: Histogram.Internal<"actor">;
+  conflicts: Counter.Internal;
+  duplicates: Counter.Internal;
+}
+
+const bound = new WeakMap<RuntimeMetrics, Map<string, ActorMetrics>>();
+
+export function actorMetrics(metrics: RuntimeMetrics, actor: string): ActorMetrics {
+  let byActor = bound.get(metrics);
+  if (!byActor) bound.set(metrics, (byActor = new Map()));
+  let series = byActor.get(actor);
+  if (!series) {
+    const labels = { actor };
+    series = {
+      commands: metrics.commands.labels(labels),
+      commitSeconds: metrics.commitSeconds.labels(labels),
+      conflicts: metrics.conflicts.labels(labels),
+      duplicates: metrics.duplicates.labels(labels),
+    };
+    byActor.set(actor, series);
+  }
+  return series;
+}

@@ -1,5 +1,5 @@
 import type { Context } from "@opentelemetry/api";
-import type { RuntimeMetrics } from "./runtime-metrics.js";
+import type { ActorMetrics } from "./runtime-metrics.js";
 import { ATTR, attributes, inSpan, SpanKind, type TraceCarrier, traceCarrier } from "./tracing.js";
 
 /** A command's handling in its actor's mailbox, as a span under the sender's context. */
@@ -30,12 +30,12 @@ export function commandSpan<T>(
  * A journal commit of `actor`, as a span and in `oncely_commit_duration_seconds`. Timed with the
  * monotonic clock: a measurement no decision reads (the injected clock has ms granularity).
  */
-export async function timedCommit<T>(metrics: RuntimeMetrics, actor: string, work: () => Promise<T>): Promise<T> {
+export async function timedCommit<T>(metrics: ActorMetrics, work: () => Promise<T>): Promise<T> {
   const started = performance.now();
   try {
     return await inSpan("oncely.commit", {}, work);
   } finally {
-    metrics.commitSeconds.observe({ actor }, (performance.now() - started) / 1000);
+    metrics.commitSeconds.observe((performance.now() - started) / 1000);
   }
 }
 

@@ -91,6 +91,9 @@ export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span)
     { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} },
     parent,
   );
+  // No provider and no remote parent: the API's invalid no-op span, with nothing to carry. Skip the
+  // context switch and the wrapper (this is the cost of tracing when nobody traces).
+  if (!span.isRecording() && !trace.isSpanContextValid(span.spanContext())) return work(span);
   return context.with(trace.setSpan(parent, span), async () => {
     try {
       return await work(span);
