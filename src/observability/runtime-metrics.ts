@@ -73,7 +73,10 @@ const bound = new WeakMap<RuntimeMetrics, Map<string, ActorMetrics>>();
 
 export function actorMetrics(metrics: RuntimeMetrics, actor: string): ActorMetrics {
   let byActor = bound.get(metrics);
-  if (!byActor) bound.set(metrics, (byActor = new Map()));
+  if (!byActor) {
+    byActor = new Map();
+    bound.set(metrics, byActor);
+  }
   let series = byActor.get(actor);
   if (!series) {
     const labels = { actor };
