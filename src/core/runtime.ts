@@ -443,6 +443,7 @@ export class Runtime {
     const { id } = parseAddress(address);
     const recovered = await recover(this.journal, definition, address, id, this.logger);
     this.stats.recoveries++;
+    this.metrics.recoveries.inc({ actor: definition.type });
     const activation: Activation = { state: recovered.state, version: recovered.version, lastUsed: now };
     this.active.set(address, activation);
     this.passivate(now, address);
@@ -467,6 +468,7 @@ export class Runtime {
       if (key === keep || !this.mailboxes.idle(key)) continue;
       this.active.delete(key);
       this.stats.passivations++;
+      this.metrics.passivations.inc();
     }
   }
 }

@@ -88,6 +88,7 @@ export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxU
   const ok = await ctx.journal.updateOutbox(row.id, ctx.owner, update, ctx.clock.now());
   if (!ok) {
     ctx.stats.leaseLost++;
+    ctx.metrics.leaseLost.inc();
     ctx.logger.warn({ id: row.id, owner: ctx.owner }, "outbox lease lost; another dispatcher owns the row now");
   }
   return ok;

@@ -175,6 +175,7 @@ export class Dispatcher implements HandOver {
     });
     if (rows.length === 0) return 0;
     this.stats.claimed += rows.length;
+    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "claim" });
     const errors: unknown[] = [];
     let next = 0;
     const worker = async () => {
@@ -230,6 +231,7 @@ export class Dispatcher implements HandOver {
     if (this.stopping.signal.aborted) return;
     this.stats.claimed += rows.length;
     this.stats.handedOver += rows.length;
+    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "hand-over" });
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
       const work = this.step(ctx, row, true).catch((error) =>

@@ -54,6 +54,7 @@ async function retryOrBury(ctx: StepContext, row: OutboxRow, error: unknown): Pr
   const policy = ctx.messageRetry;
   if (row.attempts >= policy.maxAttempts) {
     ctx.stats.dead++;
+    ctx.metrics.messages.inc({ actor: row.kind, outcome: "dead" });
     ctx.logger.error({ id: row.id, to: (row.payload as { to?: string }).to, err: error }, "message delivery gave up");
     await writeRow(ctx, row, { status: "dead", lastError: errorText(error) });
     return;
@@ -86,4 +87,5 @@ async function recordAck(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<vo
   }
   if (ack.outcome === "delivered") ctx.stats.delivered++;
   else ctx.stats.rejected++;
+  ctx.metrics.messages.inc({ actor: row.kind, outcome: ack.outcome });
 }

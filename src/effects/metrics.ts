@@ -17,6 +17,12 @@ export interface EffectMetrics {
   handlerSeconds: Histogram<"kind" | "call">;
   /** What became of a step: succeeded, failed, retried, not-performed, unknown, reconcile, dead. */
   outcomes: Counter<"kind" | "outcome">;
+  /** Rows taken by a dispatcher: by a claim query, or handed over at their commit. */
+  taken: Counter<"category" | "how">;
+  /** Actor-to-actor messages by outcome: delivered, rejected, dead. */
+  messages: Counter<"actor" | "outcome">;
+  /** Writes refused because the row's lease had passed to another dispatcher. */
+  leaseLost: Counter;
 }
 
 export const effectMetrics = perRegistry((registry): EffectMetrics => {
@@ -52,6 +58,23 @@ export const effectMetrics = perRegistry((registry): EffectMetrics => {
       name: "oncely_effect_outcomes_total",
       help: "Effect steps by kind and outcome (succeeded, failed, retried, not-performed, unknown, reconcile, dead)",
       labelNames: ["kind", "outcome"],
+      registers,
+    }),
+    taken: new Counter({
+      name: "oncely_outbox_rows_taken_total",
+      help: "Outbox rows taken by dispatchers, by category and how (claim, hand-over at commit)",
+      labelNames: ["category", "how"],
+      registers,
+    }),
+    messages: new Counter({
+      name: "oncely_messages_total",
+      help: "Actor-to-actor messages by target actor type and outcome (delivered, rejected, dead)",
+      labelNames: ["actor", "outcome"],
+      registers,
+    }),
+    leaseLost: new Counter({
+      name: "oncely_outbox_lease_lost_total",
+      help: "Writes to an outbox row refused because its lease had passed to another dispatcher",
       registers,
     }),
   };

@@ -11,6 +11,8 @@ export interface RuntimeMetrics {
   commitSeconds: Histogram<"actor">;
   conflicts: Counter<"actor">;
   duplicates: Counter<"actor">;
+  recoveries: Counter<"actor">;
+  passivations: Counter;
   groupCommitBatch: Histogram<"backend">;
   groupCommitSeconds: Histogram<"backend">;
 }
@@ -42,6 +44,17 @@ export const runtimeMetrics = perRegistry((registry): RuntimeMetrics => {
       name: "oncely_inbox_duplicates_total",
       help: "Commands an actor had handled before (same message id): answered from its inbox, nothing changed",
       labelNames: ["actor"],
+      registers,
+    }),
+    recoveries: new Counter({
+      name: "oncely_actor_recoveries_total",
+      help: "Actors rebuilt from the journal (snapshot and events) into memory",
+      labelNames: ["actor"],
+      registers,
+    }),
+    passivations: new Counter({
+      name: "oncely_actor_passivations_total",
+      help: "Idle actors dropped from memory (idle too long, or beyond maxActive)",
       registers,
     }),
     groupCommitBatch: new Histogram({

@@ -40,6 +40,9 @@ describe("metrics", () => {
     expect(await series(registry, "oncely_commit_duration_seconds_count", { actor: "order" })).toBe(3);
     expect(await series(registry, "oncely_commit_duration_seconds_count", { actor: "shipment" })).toBe(1);
     expect(await series(registry, "oncely_effect_attempts_total", { kind: "charge" })).toBe(1);
+    expect(await series(registry, "oncely_outbox_rows_taken_total", { category: "effect", how: "claim" })).toBe(1);
+    // Loaded once, and again after the duplicate's refused commit dropped the cached actor.
+    expect(await series(registry, "oncely_actor_recoveries_total", { actor: "order" })).toBe(2);
     expect(await series(registry, "oncely_effect_outcomes_total", { kind: "charge", outcome: "succeeded" })).toBe(1);
     expect(
       await series(registry, "oncely_effect_handler_duration_seconds_count", { kind: "charge", call: "run" }),
