@@ -22,6 +22,9 @@ import {
  */
 const tracer = trace.getTracer("oncely");
 
+/** Longest trace field the envelope accepts (W3C's propagation limit for tracestate). */
+export const MAX_TRACE_FIELD = 512;
+
 /** W3C trace context fields, as the registered propagator writes them. */
 export interface TraceCarrier {
   traceparent?: string;
@@ -52,8 +55,9 @@ export function traceCarrier(active: Context = context.active()): TraceCarrier |
   if (!span || !trace.isSpanContextValid(span.spanContext())) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(active, carrier);
-  if (carrier.traceparent === undefined) return undefined;
-  return carrier.tracestate === undefined
+  if (carrier.traceparent === undefined || carrier.traceparent.length > MAX_TRACE_FIELD) return undefined;
+  // tracestate is optional context: one longer than the envelope accepts is dropped, never the event.
+  return carrier.tracestate === undefined || carrier.tracestate.length > MAX_TRACE_FIELD
     ? { traceparent: carrier.traceparent }
     : { traceparent: carrier.traceparent, tracestate: carrier.tracestate };
 }
