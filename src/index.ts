@@ -103,3 +103,6 @@ export type * from "./journal/types.js";
 
 // Integration events: outbox relay, transports, consumers, sequencing, dead letters, projections
 export * from "./messaging/index.js";
+
+// Metrics and traces
+export * from "./observability/index.js";

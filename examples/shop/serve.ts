@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { loadShopEnv, ShopConfigError } from "./config.js";
 import { AdminTokenRequiredError } from "./service/admin-auth.js";
 import { type Shop, shopOptionsFromEnv, startShop, WebhookSecretRequiredError } from "./service/shop.js";
+import { startTracing } from "./service/tracing.js";
 
 /**
  * `npm run serve`: the shop alone. Configuration by environment (see config.ts): PORT,
@@ -18,6 +19,8 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: env.LOG_LEVEL }, pino.destination(2));
+// Before the shop starts, so its first spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT opts in).
+const stopTracing = await startTracing(process.env, logger);
 let shop: Shop;
 try {
   shop = await startShop({ ...shopOptionsFromEnv(env), logger });
@@ -38,7 +41,10 @@ if (shop.adminTokenGenerated) {
 }
 process.stdout.write(`operator console: ${shop.url}/console/ (sign in with the admin token)\n`);
 const stop = () => {
-  void shop.close().then(() => process.exit(0));
+  void shop
+    .close()
+    .then(stopTracing)
+    .then(() => process.exit(0));
 };
 process.once("SIGINT", stop);
 process.once("SIGTERM", stop);

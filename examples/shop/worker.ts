@@ -2,6 +2,7 @@ import { faultsFromEnv } from "oncely";
 import { pino } from "pino";
 import { loadShopEnv, ShopConfigError } from "./config.js";
 import { shopOptionsFromEnv, startShop } from "./service/shop.js";
+import { startTracing } from "./service/tracing.js";
 
 /**
  * The shop as a child process of the demo: like `serve`, but every provider URL must be given
@@ -21,6 +22,7 @@ try {
 }
 const logger = pino({ level: env.LOG_LEVEL }, pino.destination(2));
 const faults = faultsFromEnv(process.env.ONCELY_FAULT);
+const stopTracing = await startTracing(process.env, logger);
 const shop = await startShop({ ...shopOptionsFromEnv(env), faults, logger });
 process.stdout.write(`${JSON.stringify({ ready: true, url: shop.url, pid: process.pid })}\n`);
 
@@ -33,6 +35,7 @@ const stop = async () => {
     const integration = await shop.contexts.stats().catch(() => null);
     const stats = { runtime: { ...shop.runtime.stats }, dispatcher: { ...shop.dispatcher.stats }, integration };
     await shop.close();
+    await stopTracing();
     process.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);
     process.exit(0);
   } catch (error) {

@@ -1,3 +1,5 @@
+import { context } from "@opentelemetry/api";
+import type { Registry } from "prom-client";
 import {
   DuplicateMessageError,
   NoDecisionError,
@@ -8,6 +10,8 @@ import {
 import { assertStorableText } from "../base/storable-text.js";
 import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
+import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
+import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
 import type { AnyActor } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
@@ -44,6 +48,8 @@ export interface RuntimeOptions {
   maxConflictRetries?: number;
   /** Where `oncely_snapshot_{migrated,ignored}_total` are counted (default: a registry of its own). */
   snapshotMetrics?: SnapshotMetrics;
+  /** Where the runtime's metrics go (see `runtimeMetrics`); a private registry by default. */
+  registry?: Registry;
 }
 
 export interface SendOptions {
@@ -98,6 +104,7 @@ export class Runtime {
   private readonly handOvers = new Set<HandOver>();
   /** Counters for reports and metrics. */
   readonly stats = { commands: 0, duplicates: 0, conflicts: 0, recoveries: 0, passivations: 0 };
+  private readonly metrics: RuntimeMetrics;
 
   constructor(options: RuntimeOptions) {
     this.journal = options.journal;
@@ -110,6 +117,7 @@ export class Runtime {
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
     this.snapshotMetrics = options.snapshotMetrics ?? snapshotMetrics();
+    this.metrics = runtimeMetrics(options.registry);
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {
         throw new NotRegisteredError(`actor type "${definition.type}" registered twice`);
@@ -142,7 +150,10 @@ export class Runtime {
     const { messageId, causationId, correlationId } = options;
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
-    return this.mailboxes.run(address, () => this.handle(definition, address, command, options));
+    const parent = context.active();
+    return this.mailboxes.run(address, () =>
+      commandSpan(address, command.type, options, parent, () => this.handle(definition, address, command, options)),
+    );
   }
 
   /** Parse a command from outside with the actor's `parseCommand`, then send it. */
@@ -194,6 +205,7 @@ export class Runtime {
   private async handle(definition: AnyActor, address: string, command: Typed, options: SendOptions) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
+    actorMetrics(this.metrics, definition.type).commands.inc();
     const outcome = isEffectOutcome(command) ? command : undefined;
     const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
     const { id } = parseAddress(address);
@@ -248,7 +260,7 @@ export class Runtime {
       await this.faults.hit("commit.before");
       let result: Awaited<ReturnType<Journal["commit"]>>;
       try {
-        result = await this.journal.commit(commit);
+        result = await timedCommit(actorMetrics(this.metrics, definition.type), () => this.journal.commit(commit));
       } catch (error) {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
@@ -258,6 +270,7 @@ export class Runtime {
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
           this.stats.conflicts++;
+          actorMetrics(this.metrics, definition.type).conflicts.inc();
           // Two hosts of one actor that retry in lockstep can starve each other; a random
           // number of event-loop turns breaks the lockstep without tying us to wall time.
           await yieldTurns(Math.floor(this.random.next() * 2 ** Math.min(attempt + 1, 6)));
@@ -323,6 +336,7 @@ export class Runtime {
     const prior = await this.journal.getInbox(address, messageId);
     if (!prior) return undefined;
     this.stats.duplicates++;
+    actorMetrics(this.metrics, definition.type).duplicates.inc();
     // A final outcome already recorded, for a row that is not done: its done row was pruned and
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
     const done = outcome ? finalOutcome(outcome) : undefined;
@@ -348,6 +362,8 @@ export class Runtime {
     const { messageId, options, now } = context;
     const causationId = messageId ?? options.causationId;
     const correlationId = options.correlationId;
+    // The command's span, carried by every row so the steps and deliveries it causes join its trace.
+    const trace = traceCarrier();
     const outbox: NewOutboxRow[] = [];
     for (const effect of decision.effects ?? []) {
       outbox.push({
@@ -359,6 +375,7 @@ export class Runtime {
           input: effect.input,
           ...(effect.inputVersion === undefined ? {} : { inputVersion: effect.inputVersion }),
           correlationId: correlationId ?? null,
+          ...traceField(trace),
         },
         notBefore: effect.notBefore ?? now,
       });
@@ -369,7 +386,12 @@ export class Runtime {
         category: "message",
         kind: parseAddress(message.to).type,
         stream: address,
-        payload: { to: message.to, command: message.command, correlationId: correlationId ?? null },
+        payload: {
+          to: message.to,
+          command: message.command,
+          correlationId: correlationId ?? null,
+          ...traceField(trace),
+        },
         notBefore: now,
       });
     }
@@ -390,6 +412,7 @@ export class Runtime {
           correlationId: correlationId ?? event.aggregateId,
           causationId: causationId ?? event.eventId,
           payload: event.payload,
+          ...trace,
         },
         notBefore: now,
       });
@@ -438,6 +461,7 @@ export class Runtime {
     const { id } = parseAddress(address);
     const recovered = await recover(this.journal, definition, address, id, this.logger, this.snapshotMetrics);
     this.stats.recoveries++;
+    this.metrics.recoveries.inc({ actor: definition.type });
     const activation: Activation = { state: recovered.state, version: recovered.version, lastUsed: now };
     this.active.set(address, activation);
     this.passivate(now, address);
@@ -462,6 +486,7 @@ export class Runtime {
       if (key === keep || !this.mailboxes.idle(key)) continue;
       this.active.delete(key);
       this.stats.passivations++;
+      this.metrics.passivations.inc();
     }
   }
 }

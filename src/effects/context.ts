@@ -5,6 +5,7 @@ import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
 import type { Journal, OutboxRow, OutboxUpdate } from "../journal/types.js";
+import type { EffectMetrics } from "./metrics.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
 /** What the dispatcher needs of a runtime: sending a command to an actor (a `Runtime` fits). */
@@ -12,7 +13,7 @@ export interface CommandSink {
   send(
     address: string,
     command: Typed,
-    options?: { messageId?: string },
+    options?: { messageId?: string; correlationId?: string },
   ): Promise<{ reply: unknown; duplicate?: boolean; events?: readonly unknown[] }>;
   /**
    * A started dispatcher registers here to be handed the rows this process commits (see
@@ -43,6 +44,7 @@ export interface StepContext {
   policyFor(kind: string): EffectPolicy;
   messageRetry: MessageRetryPolicy;
   stats: DispatcherStats;
+  metrics: EffectMetrics;
   /** A claimed effect row of a kind this dispatcher has no handler for: counted, warned once per kind. */
   noHandler(kind: string): void;
   /** A timer fired at an owner of `actorType`; `missed` when the owner acted on it (see `timerStep`). */
@@ -88,9 +90,16 @@ export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxU
   const ok = await ctx.journal.updateOutbox(row.id, ctx.owner, update, ctx.clock.now());
   if (!ok) {
     ctx.stats.leaseLost++;
+    ctx.metrics.leaseLost.inc();
     ctx.logger.warn({ id: row.id, owner: ctx.owner }, "outbox lease lost; another dispatcher owns the row now");
   }
   return ok;
+}
+
+/** Send options that carry the row's correlation id (from its payload) to the actor it addresses. */
+export function correlated(row: OutboxRow, options: { messageId?: string } = {}) {
+  const correlationId = (row.payload as { correlationId?: unknown } | null)?.correlationId;
+  return typeof correlationId === "string" ? { ...options, correlationId } : options;
 }
 
 export const errorText = (error: unknown): string =>

@@ -6,6 +6,7 @@ import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal, NewOutboxRow, OutboxCategory, OutboxRow } from "../journal/types.js";
+import { outboxStepSpan } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
 import {
   type CommandSink,
@@ -151,6 +152,7 @@ export class Dispatcher implements HandOver {
       policyFor: (kind) => this.policies.get(kind) ?? this.defaultPolicy,
       messageRetry,
       stats: this.stats,
+      metrics,
       noHandler: (kind) => {
         metrics.unhandled.inc({ dispatcher: this.owner, kind });
         if (warned.has(kind)) return;
@@ -191,6 +193,7 @@ export class Dispatcher implements HandOver {
     });
     if (rows.length === 0) return 0;
     this.stats.claimed += rows.length;
+    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "claim" });
     const errors: unknown[] = [];
     let next = 0;
     const worker = async () => {
@@ -253,11 +256,12 @@ export class Dispatcher implements HandOver {
     if (this.stopping.signal.aborted) return;
     this.stats.claimed += rows.length;
     this.stats.handedOver += rows.length;
+    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "hand-over" });
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
       const work = this.inSlot(() => {
         if (this.stopping.signal.aborted) return Promise.resolve();
-        return row.category === "effect" ? recordedAttemptStep(ctx, row) : this.step(ctx, row);
+        return this.step(ctx, row, true);
       }).catch((error) =>
         this.logger.error(
           { owner: ctx.owner, row: row.id, err: error },
@@ -283,11 +287,18 @@ export class Dispatcher implements HandOver {
     }
   }
 
-  private async step(ctx: StepContext, row: OutboxRow): Promise<void> {
+  /** One row's step, traced as a child of the command that requested it. `handedOver`: see `take`. */
+  private step(ctx: StepContext, row: OutboxRow, handedOver = false): Promise<void> {
     // Timers are built in: every dispatcher serving effects fires them, with no handler.
     if (row.category === "effect" && row.kind === TIMER_KIND) return timerStep(ctx, row);
-    if (row.category === "effect") return effectStep(ctx, row);
-    if (row.category === "message") return messageStep(ctx, row);
+    if (row.category === "effect") {
+      return outboxStepSpan(row, () => (handedOver ? recordedAttemptStep(ctx, row) : effectStep(ctx, row)));
+    }
+    if (row.category === "message") return outboxStepSpan(row, () => messageStep(ctx, row));
+    return this.handBack(ctx, row);
+  }
+
+  private async handBack(ctx: StepContext, row: OutboxRow): Promise<void> {
     // Not ours (events belong to the relay): hand it back untouched after a pause.
     await this.journal.updateOutbox(
       row.id,

@@ -7,8 +7,9 @@ import {
 } from "../base/errors.js";
 import type { EffectOutcome } from "../core/decider.js";
 import type { OutboxRow } from "../journal/types.js";
+import { handlerCall } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
-import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { correlated, errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
 import { readEffectInput } from "./effect-input.js";
 import { EffectTimeoutError } from "./errors.js";
 import { compactState, type EffectRowState, effectRowState, type PendingOutcome } from "./row-state.js";
@@ -159,8 +160,10 @@ async function runStep(
   let skipped: NotPerformed | undefined;
   let ambiguity = "";
   try {
-    const raw = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      handler.run(checked.value, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+    const raw = await handlerCall(ctx, "run", row, attempt, () =>
+      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
+        handler.run(checked.value, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+      ),
     );
     answer = definiteAnswer(raw);
     const badResult = answer && unreadable(handler, answer);
@@ -190,6 +193,7 @@ async function runStep(
   }
   if (policy.providerDedups && attempt < policy.maxAttempts) {
     ctx.stats.retried++;
+    ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "retried" });
     await writeRow(ctx, current, {
       status: "pending",
       notBefore: ctx.clock.now() + backoffDelay(policy.backoff, attempt, ctx.random),
@@ -214,6 +218,7 @@ async function retryNotPerformed(
   skipped: NotPerformed,
 ): Promise<void> {
   ctx.stats.retried++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "not-performed" });
   const delay = skipped.retryAfterMs ?? backoffDelay(policy.backoff, row.attempts, ctx.random);
   await writeRow(ctx, row, {
     status: "pending",
@@ -222,6 +227,14 @@ async function retryNotPerformed(
     result: compactState({ ...state, rerunAllowed: true }),
   });
 }
+
+/** A lookup's answer as a metric label: one of a fixed set, whatever a handler returned. */
+const lookupAnswer = (found: LookupResult | undefined): string =>
+  found === undefined
+    ? "error"
+    : ["succeeded", "failed", "not-found", "unknown"].includes(String(found.outcome))
+      ? String(found.outcome)
+      : "invalid";
 
 function notPerformedAnswer(raw: unknown): NotPerformed | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
@@ -296,7 +309,7 @@ async function deliverOutcome(
           ...extra,
         };
   try {
-    await ctx.runtime.send(row.stream, command);
+    await ctx.runtime.send(row.stream, command, correlated(row));
   } catch (error) {
     rethrowCrash(error);
     if (error instanceof CommandRejectedError) return buryRejected(ctx, row, { ...state, pending }, error);
@@ -312,13 +325,14 @@ async function deliverOutcome(
   }
   if (pending.outcome === "succeeded") ctx.stats.completed++;
   else ctx.stats.failed++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: pending.outcome });
   await ctx.faults.hit("dispatch.outcomeCommitted");
 }
 
 /** Tell the owner; false when it rejected the command (the row is then dead, see `buryRejected`). */
 async function sendToOwner(ctx: StepContext, row: OutboxRow, state: EffectRowState, command: EffectOutcome) {
   try {
-    await ctx.runtime.send(row.stream, command);
+    await ctx.runtime.send(row.stream, command, correlated(row));
     return true;
   } catch (error) {
     if (!(error instanceof CommandRejectedError)) throw error;
@@ -333,6 +347,7 @@ async function sendToOwner(ctx: StepContext, row: OutboxRow, state: EffectRowSta
  */
 async function buryRejected(ctx: StepContext, row: OutboxRow, state: EffectRowState, error: CommandRejectedError) {
   ctx.stats.dead++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "dead" });
   ctx.logger.error({ key: row.id, owner: row.stream, err: error }, "the owner rejected an effect outcome");
   await writeRow(ctx, row, {
     status: "dead",
@@ -361,6 +376,7 @@ async function goUnknown(
   };
   if (!(await sendToOwner(ctx, row, state, unknownCommand))) return;
   ctx.stats.unknown++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "unknown" });
   const unknown: EffectRowState = { ...state, unknownSince: state.unknownSince ?? ctx.clock.now(), lookups: 0 };
   if (!handler.lookup || policy.lookupAttempts === 0) {
     return escalate(ctx, row, unknown, reason);
@@ -385,6 +401,7 @@ async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState,
   };
   if (!(await sendToOwner(ctx, row, state, escalation))) return;
   ctx.stats.reconcile++;
+  ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "reconcile" });
   ctx.logger.warn({ key: row.id, kind: row.kind, owner: row.stream, reason }, "effect needs reconciliation");
   await writeRow(ctx, row, {
     status: "reconcile",
@@ -416,13 +433,16 @@ async function resolveStep(
   let found: LookupResult | undefined;
   let problem: string;
   try {
-    found = await withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-      lookup.call(handler, row.id, { signal, input: input.value }),
+    found = await handlerCall(ctx, "lookup", row, row.attempts, () =>
+      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
+        lookup.call(handler, row.id, { signal, input: input.value }),
+      ),
     );
     problem = `lookup of "${row.id}" answered ${JSON.stringify(found?.outcome ?? null)}`;
   } catch (error) {
     problem = `lookup failed: ${errorText(error)}`;
   }
+  ctx.metrics.lookups.inc({ kind: row.kind, answer: lookupAnswer(found) });
   let answer = definiteAnswer(found);
   const badResult = answer && unreadable(handler, answer);
   if (badResult) {

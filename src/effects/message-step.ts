@@ -3,7 +3,7 @@ import type { EffectOutcome, Typed } from "../core/decider.js";
 import { VersionTooNewError } from "../core/upcast.js";
 import type { OutboxRow } from "../journal/types.js";
 import { backoffDelay } from "./backoff.js";
-import { errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
+import { correlated, errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
 import { compactState, type MessageRowState, messageRowState } from "./row-state.js";
 
 type Ack = NonNullable<MessageRowState["ack"]>;
@@ -29,7 +29,7 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   if (!(await writeRow(ctx, row, { attempts: attempt, releaseLease: false }))) return;
   let ack: Ack;
   try {
-    const delivered = await ctx.runtime.send(payload.to, payload.command, { messageId: row.id });
+    const delivered = await ctx.runtime.send(payload.to, payload.command, correlated(row, { messageId: row.id }));
     ack = { outcome: "delivered", reply: delivered.reply ?? null };
   } catch (error) {
     rethrowCrash(error);
@@ -65,6 +65,7 @@ async function retryOrBury(ctx: StepContext, row: OutboxRow, error: unknown): Pr
   const policy = ctx.messageRetry;
   if (row.attempts >= policy.maxAttempts) {
     ctx.stats.dead++;
+    ctx.metrics.messages.inc({ actor: row.kind, outcome: "dead" });
     ctx.logger.error({ id: row.id, to: (row.payload as { to?: string }).to, err: error }, "message delivery gave up");
     await writeRow(ctx, row, { status: "dead", lastError: errorText(error) });
     return;
@@ -97,4 +98,5 @@ async function recordAck(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<vo
   }
   if (ack.outcome === "delivered") ctx.stats.delivered++;
   else ctx.stats.rejected++;
+  ctx.metrics.messages.inc({ actor: row.kind, outcome: ack.outcome });
 }

@@ -363,6 +363,24 @@ export function journalConformance(
         expect(await j.streamVersion("order/1")).toBe(1);
       });
 
+      it("takes an effect requested again under another trace context (payload.trace) as the same request", async () => {
+        const traced = (traceparent: string) =>
+          outboxRow("key:traced", { payload: { input: { a: 1 }, trace: { traceparent } } });
+        await j.commit({ outbox: [traced("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")], now: T0 });
+        const again = await j.commit({
+          stream: "order/1",
+          events: events(1, "again"),
+          outbox: [traced("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")],
+          now: T0 + 1,
+        });
+        expect(again.inserted).toEqual([]);
+        expect(await j.streamVersion("order/1")).toBe(1);
+        const changed = outboxRow("key:traced", { payload: { input: { a: 2 }, trace: { traceparent: "x" } } });
+        expect(await j.commit({ outbox: [changed], now: T0 + 2 }).catch((e: unknown) => e)).toBeInstanceOf(
+          IdempotencyKeyReusedError,
+        );
+      });
+
       it("writes nothing when the checkpoint moved", async () => {
         await j.commit({ checkpoint: { consumer: "seq", source: "moved:src", version: 4 }, now: T0 });
         const commit = {
@@ -1077,6 +1095,56 @@ export function journalConformance(
         expect((await j.listDeadLetters({ status: "open" })).map((d) => d.id)).toEqual(["d3", "d2"]);
         expect((await j.listDeadLetters({ status: "replayed", consumer: "c1" })).map((d) => d.id)).toEqual(["d1"]);
         expect(await j.getDeadLetter("missing")).toBeUndefined();
+      });
+    });
+
+    describe("summary", () => {
+      it("counts open outbox rows per category, kind and status with the oldest, and parked and open dead letters per consumer", async () => {
+        expect(await j.summarize()).toEqual({ outbox: [], parked: [], deadLetters: [] });
+        await j.commit({
+          outbox: [outboxRow("p1"), outboxRow("p2"), outboxRow("s1", { kind: "shipment" })],
+          now: T0 + 10,
+        });
+        await j.commit({
+          outbox: [outboxRow("p3"), outboxRow("e1", { category: "event", kind: "OrderPlaced" }), outboxRow("x1")],
+          now: T0 + 20,
+        });
+        expect(await j.forceOutbox("p3", { status: "reconcile" }, T0 + 30)).toBe(true);
+        await j.commit({ outboxDone: [{ id: "x1", outcome: "completed" }], now: T0 + 40 });
+        const letter = (id: string, consumer: string, at: number) => ({
+          id,
+          consumer,
+          messageId: id,
+          payload: null,
+          error: "failed",
+          stack: null,
+          attempts: 1,
+          firstFailedAt: at,
+          lastFailedAt: at,
+        });
+        await j.commit({
+          park: [
+            { consumer: "seq-b", source: "s", version: 3, message: null },
+            { consumer: "seq-a", source: "s", version: 5, message: null },
+          ],
+          deadLetters: [letter("d1", "c1", T0 + 7), letter("d2", "c1", T0 + 3), letter("d3", "c2", T0 + 9)],
+          now: T0 + 50,
+        });
+        await j.commit({ park: [{ consumer: "seq-a", source: "t", version: 2, message: null }], now: T0 + 60 });
+        await j.resolveDeadLetter("d3", "discarded", T0 + 70);
+        expect(await j.summarize()).toEqual({
+          outbox: [
+            { category: "effect", kind: "payment", status: "pending", count: 2, oldestCreatedAt: T0 + 10 },
+            { category: "effect", kind: "payment", status: "reconcile", count: 1, oldestCreatedAt: T0 + 20 },
+            { category: "effect", kind: "shipment", status: "pending", count: 1, oldestCreatedAt: T0 + 10 },
+            { category: "event", kind: "OrderPlaced", status: "pending", count: 1, oldestCreatedAt: T0 + 20 },
+          ],
+          parked: [
+            { consumer: "seq-a", count: 2, oldestParkedAt: T0 + 50 },
+            { consumer: "seq-b", count: 1, oldestParkedAt: T0 + 50 },
+          ],
+          deadLetters: [{ consumer: "c1", count: 2, oldestFailedAt: T0 + 3 }],
+        });
       });
     });
 

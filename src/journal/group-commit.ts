@@ -69,6 +69,7 @@ export class GroupCommitter<C, R> {
   private readonly keysOf: ((item: C) => readonly string[]) | undefined;
   /** Keys of the items in flight, with how many in-flight items hold each. */
   private readonly busy = new Map<string, number>();
+  private readonly batchListeners = new Set<(size: number, seconds: number) => void>();
 
   /**
    * `write` writes one batch and answers one outcome per item, in order. When it throws, every
@@ -84,6 +85,12 @@ export class GroupCommitter<C, R> {
     this.startNow = (options.start ?? "now") === "now";
     // Keys matter only when batches can overlap; with one in flight, submit order is batch order.
     this.keysOf = this.maxInFlight > 1 ? options.keysOf : undefined;
+  }
+
+  /** Called after each batch is written (or failed), with its size and how long the write took. */
+  onBatch(listener: (size: number, seconds: number) => void): () => void {
+    this.batchListeners.add(listener);
+    return () => this.batchListeners.delete(listener);
   }
 
   submit(item: C): Promise<R> {
@@ -152,13 +159,17 @@ export class GroupCommitter<C, R> {
 
   private async run(batch: Queued<C, R>[]): Promise<void> {
     this.record(batch.length);
+    // A measurement only (no decision reads it), so the monotonic clock, not the injected one.
+    const started = this.batchListeners.size > 0 ? performance.now() : 0;
     let outcomes: BatchOutcome<R>[];
     try {
       outcomes = await this.write(batch.map((q) => q.item));
     } catch (error) {
+      this.timed(batch.length, started);
       for (const q of batch) q.reject(error);
       return;
     }
+    this.timed(batch.length, started);
     const again: Queued<C, R>[] = [];
     batch.forEach((q, index) => {
       const outcome = outcomes[index];
@@ -170,6 +181,12 @@ export class GroupCommitter<C, R> {
     });
     // Ahead of newer commits: a retried commit does not lose its place behind later arrivals.
     if (again.length > 0) this.queue.unshift(...again);
+  }
+
+  private timed(size: number, started: number): void {
+    if (this.batchListeners.size === 0) return;
+    const seconds = (performance.now() - started) / 1000;
+    for (const listener of this.batchListeners) listener(size, seconds);
   }
 
   private record(size: number): void {

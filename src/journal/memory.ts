@@ -19,6 +19,7 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  JournalSummary,
   NewPublished,
   OutboxFilter,
   OutboxRow,
@@ -310,6 +311,52 @@ export class MemoryJournal implements Journal {
         .filter((p) => p.consumer === consumer && (source === undefined || p.source === source))
         .sort((a, b) => (a.source === b.source ? a.version - b.version : a.source < b.source ? -1 : 1)),
     );
+  }
+
+  async summarize(): Promise<JournalSummary> {
+    const outbox = new Map<string, JournalSummary["outbox"][number]>();
+    for (const row of this.outbox.values()) {
+      if (row.status === "done") continue;
+      const k = key(row.category, row.kind, row.status);
+      const group = outbox.get(k);
+      if (group) {
+        group.count++;
+        group.oldestCreatedAt = Math.min(group.oldestCreatedAt, row.createdAt);
+      } else {
+        outbox.set(k, {
+          category: row.category,
+          kind: row.kind,
+          status: row.status,
+          count: 1,
+          oldestCreatedAt: row.createdAt,
+        });
+      }
+    }
+    const perConsumer = (items: { consumer: string; at: number }[]) => {
+      const groups = new Map<string, { consumer: string; count: number; oldest: number }>();
+      for (const { consumer, at } of items) {
+        const group = groups.get(consumer) ?? { consumer, count: 0, oldest: at };
+        group.count++;
+        group.oldest = Math.min(group.oldest, at);
+        groups.set(consumer, group);
+      }
+      return [...groups.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0));
+    };
+    const byKey = (a: { k: string }, b: { k: string }) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+    return {
+      outbox: [...outbox.entries()]
+        .map(([k, group]) => ({ k, group }))
+        .sort(byKey)
+        .map(({ group }) => group),
+      parked: perConsumer([...this.parked.values()].map((p) => ({ consumer: p.consumer, at: p.parkedAt }))).map(
+        ({ consumer, count, oldest }) => ({ consumer, count, oldestParkedAt: oldest }),
+      ),
+      deadLetters: perConsumer(
+        [...this.deadLetters.values()]
+          .filter((d) => d.status === "open")
+          .map((d) => ({ consumer: d.consumer, at: d.firstFailedAt })),
+      ).map(({ consumer, count, oldest }) => ({ consumer, count, oldestFailedAt: oldest })),
+    };
   }
 
   async listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {

@@ -248,6 +248,20 @@ export interface DeadLetterFilter {
   limit?: number;
 }
 
+/**
+ * What is waiting in the journal, counted per group, for metrics collected on scrape. Done outbox
+ * rows and resolved dead letters are left out: they only grow (counters say how many finished), and
+ * leaving them out keeps each query on the rows still open.
+ */
+export interface JournalSummary {
+  /** Outbox rows not done, per category, kind and status, sorted by those three. */
+  outbox: { category: OutboxCategory; kind: string; status: OutboxStatus; count: number; oldestCreatedAt: number }[];
+  /** Parked messages per consumer, sorted by consumer. */
+  parked: { consumer: string; count: number; oldestParkedAt: number }[];
+  /** Open dead letters per consumer, sorted by consumer. */
+  deadLetters: { consumer: string; count: number; oldestFailedAt: number }[];
+}
+
 export interface Journal {
   /** Back-end name for messages and reports: `memory`, `sqlite`, `postgres`. */
   readonly backend: string;
@@ -309,6 +323,9 @@ export interface Journal {
    * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
    */
   onPublished(listener: () => void): () => void;
+
+  /** Counts of what is still open (see `JournalSummary`): one grouped read per table. */
+  summarize(): Promise<JournalSummary>;
 
   getDocument(collection: string, id: string): Promise<DocumentRecord | undefined>;
   listDocuments(collection: string, limit?: number): Promise<DocumentRecord[]>;

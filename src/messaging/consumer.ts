@@ -18,6 +18,7 @@ import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
 import type { Schemas } from "../core/upcast.js";
 import type { Commit, Journal } from "../journal/types.js";
+import { consumeSpan } from "../observability/messaging-spans.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
@@ -164,6 +165,16 @@ export class Consumer {
    */
   async handle(input: Envelope): Promise<HandleResult> {
     const envelope = parseEnvelope(input);
+    return consumeSpan(
+      this.name,
+      envelope,
+      this.metrics,
+      () => this.clock.now(),
+      () => this.handleParsed(envelope),
+    );
+  }
+
+  private async handleParsed(envelope: Envelope): Promise<HandleResult> {
     if (this.types && !this.types.has(envelope.type)) return this.count({ outcome: "ignored", released: 0 });
     const result = this.mode === "sequenced" ? await this.handleSequenced(envelope) : await this.handleFact(envelope);
     return this.count(result);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { isStorableText, unstorableStrings } from "../base/storable-text.js";
 import type { OutboxRow } from "../journal/types.js";
+import { MAX_TRACE_FIELD } from "../observability/tracing.js";
 
 /**
  * The integration-event envelope, validated at both ends: by the relay before it publishes
@@ -39,6 +40,13 @@ export const envelopeSchema = z.object({
   correlationId: storableText.min(1),
   causationId: storableText.min(1),
   payload: storableJson,
+  /**
+   * W3C trace context of the command that published the event (written by the registered OTel
+   * propagator, stored with the outbox row so a republish carries the same one). Optional: older
+   * envelopes and producers without tracing have none. Not part of the event's identity.
+   */
+  traceparent: storableText.min(1).max(MAX_TRACE_FIELD).optional(),
+  tracestate: storableText.max(MAX_TRACE_FIELD).optional(),
   /** Id of the key that signed the envelope (see signing.ts); absent on an unsigned one. */
   keyId: storableText.min(1).optional(),
   /** HMAC-SHA256 (base64url) over the canonical envelope without this field. */

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { perRegistry } from "../observability/per-registry.js";
 
 /**
  * Metrics of the messaging layer, registered in the registry passed in (never prom-client's
@@ -16,22 +17,17 @@ export interface MessagingMetrics {
   parked: Gauge<"consumer">;
   published: Counter<"relay">;
   publishFailures: Counter<"relay">;
+  /** Commit to publish, per published event. */
+  relayLag: Histogram<"relay">;
+  /** The event's `occurredAt` to its handling, per applied event. */
+  consumerLag: Histogram<"consumer">;
 }
 
-/**
- * One set of metrics per registry (prom-client refuses a second metric of one name in a
- * registry): `build` runs once per registry, later calls get the same set. No registry: a fresh one.
- */
-export function perRegistry<M>(build: (registry: Registry) => M): (registry?: Registry) => M {
-  const byRegistry = new WeakMap<Registry, M>();
-  return (registry = new Registry()) => {
-    const existing = byRegistry.get(registry);
-    if (existing) return existing;
-    const metrics = build(registry);
-    byRegistry.set(registry, metrics);
-    return metrics;
-  };
-}
+/** Lag buckets (seconds): from milliseconds in a healthy system to an hour behind. */
+const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+// Kept importable from here, where it started.
+export { perRegistry };
 
 export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
   const registers = [registry];
@@ -89,6 +85,20 @@ export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
       name: "oncely_relay_publish_failures_total",
       help: "Publish attempts that failed and will be retried",
       labelNames: ["relay"],
+      registers,
+    }),
+    relayLag: new Histogram({
+      name: "oncely_relay_lag_seconds",
+      help: "Time from an integration event's commit to its publication by the relay",
+      labelNames: ["relay"],
+      buckets: LAG_BUCKETS,
+      registers,
+    }),
+    consumerLag: new Histogram({
+      name: "oncely_consumer_lag_seconds",
+      help: "Time from an integration event's occurredAt (producer clock) to its handling by a consumer, per applied event",
+      labelNames: ["consumer"],
+      buckets: LAG_BUCKETS,
       registers,
     }),
   };

@@ -3,6 +3,7 @@ import { type Clock, type Random, systemClock, systemRandom } from "../core/cloc
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
+import { publishSpan } from "../observability/messaging-spans.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
 import type { Signer } from "./signing.js";
@@ -118,7 +119,7 @@ export class Relay {
       categories: ["event"],
       inStreamOrder: true,
     });
-    const results = await Promise.allSettled(rows.map((row) => this.relayRow(row, lease)));
+    const results = await Promise.allSettled(rows.map((row) => publishSpan(row, () => this.relayRow(row, lease))));
     const crash = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (crash) throw crash.reason;
     return rows.length;
@@ -181,6 +182,7 @@ export class Relay {
     if (!marked) this.logger.warn({ id: row.id }, "lease lost before marking published; it may be published again");
     this.stats.published++;
     this.metrics.published.inc({ relay: this.owner });
+    this.metrics.relayLag.observe({ relay: this.owner }, Math.max(0, this.clock.now() - row.createdAt) / 1000);
   }
 
   /** Relay in the background: wakes on the journal's outbox signal, polls every `pollMs` as a fallback. */

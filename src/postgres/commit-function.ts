@@ -34,18 +34,30 @@ import type { Tables } from "./tables.js";
  * {"reused": id, "held": {...}}. Checked AFTER the insert: ON CONFLICT waited for a concurrent
  * inserter of the key, and this statement's fresh snapshot sees its row.
  */
-const effectKeyCheck = (t: Tables): string => `
+const effectKeyCheck = (t: Tables, withoutTrace: boolean): string => `
       SELECT jsonb_build_object('reused', o.id, 'held', jsonb_build_object('stream', o.stream, 'kind', o.kind,
         'payload', o.payload)) INTO v_reused
       FROM jsonb_array_elements(c->'outbox') AS x(v) JOIN ${t.outbox} o ON o.id = x.v->>'id'
       WHERE x.v->>'category' = 'effect' AND NOT (v_inserted @> jsonb_build_array(jsonb_build_array(o.id)))
-        AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR o.payload IS DISTINCT FROM x.v->'payload')
+        AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${
+          withoutTrace
+            ? `${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")}`
+            : "o.payload IS DISTINCT FROM x.v->'payload'"
+        })
       LIMIT 1;
       IF v_reused IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = v_reused::text;
       END IF;`;
 
-export const commitFunctionSql = (t: Tables, options: { checkEffectKeys?: boolean } = {}): string => `
+/**
+ * Migration 6: a payload's identity leaves out its `trace` (the requesting command's trace context,
+ * see src/observability), so the same effect requested from another command is the same request.
+ * The set-wise path (commit-set-function.ts) compares payloads the same way.
+ */
+export const identity = (payload: string): string =>
+  `(CASE WHEN jsonb_typeof(${payload}) = 'object' THEN ${payload} - 'trace' ELSE ${payload} END)`;
+
+export const commitFunctionSql = (t: Tables, options: { checkEffectKeys?: boolean | "without-trace" } = {}): string => `
 CREATE OR REPLACE FUNCTION ${t.commitFunction}(p_commits text[], p_channel text) RETURNS text[]
 LANGUAGE plpgsql AS $oncely$
 DECLARE
@@ -166,7 +178,7 @@ BEGIN
         RETURNING ob.id, ob.seq, ob.lease_owner)
       SELECT coalesce(jsonb_agg(jsonb_build_array(ins.id, ins.seq) ORDER BY ins.seq), '[]'::jsonb),
         count(*) FILTER (WHERE ins.lease_owner IS NULL)
-      INTO v_inserted, v_unleased FROM ins;${options.checkEffectKeys ? effectKeyCheck(t) : ""}
+      INTO v_inserted, v_unleased FROM ins;${options.checkEffectKeys ? effectKeyCheck(t, options.checkEffectKeys === "without-trace") : ""}
       END IF;
       IF jsonb_array_length(c->'done') > 0 THEN
       UPDATE ${t.outbox} o SET status = 'done', outcome = x.v->>'outcome', result = x.v->'result',

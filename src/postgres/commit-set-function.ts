@@ -1,3 +1,4 @@
+import { identity } from "./commit-function.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -84,7 +85,7 @@ BEGIN
           'payload', o.payload))::text
         FROM jsonb_array_elements(tk.j->'outbox') AS x(v) JOIN ${t.outbox} o ON o.id = x.v->>'id'
         WHERE x.v->>'category' = 'effect'
-          AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR o.payload IS DISTINCT FROM x.v->'payload')
+          AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
         LIMIT 1)
       END AS refused
     FROM taken tk
@@ -196,7 +197,7 @@ BEGIN
       SELECT 1 FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') AS x(v)
       JOIN ${t.outbox} o ON o.id = x.v->>'id'
       WHERE x.v->>'category' = 'effect'
-        AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR o.payload IS DISTINCT FROM x.v->'payload')
+        AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
     ) THEN
       RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an effect key was taken concurrently';
     END IF;

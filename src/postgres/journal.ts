@@ -21,6 +21,7 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  JournalSummary,
   NewPublished,
   OutboxFilter,
   OutboxRow,
@@ -45,6 +46,7 @@ import { readPublished } from "./read-published.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
+import { summarize } from "./summary.js";
 import { type Tables, tables } from "./tables.js";
 
 export interface PostgresJournalOptions {
@@ -127,6 +129,11 @@ export class PostgresJournal implements Journal {
   /** Batch sizes seen by group commit (benchmarks, metrics). */
   get groupCommitStats() {
     return this.group.stats;
+  }
+
+  /** Called after each group-commit batch with its size and write time (see `observeJournal`). */
+  onGroupCommit(listener: (size: number, seconds: number) => void): () => void {
+    return this.group.onBatch(listener);
   }
 
   /** A write, or anything whose effect must not be repeated: one attempt. */
@@ -240,6 +247,10 @@ export class PostgresJournal implements Journal {
 
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
+  }
+
+  summarize(): Promise<JournalSummary> {
+    return this.read((q) => summarize(q, this.tables));
   }
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {

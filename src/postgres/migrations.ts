@@ -112,6 +112,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 4, sql: (t) => publishedLogSql(t) },
   // Group commit set-wise: one statement per table for the whole batch, oncely_commit as fallback.
   { version: 5, sql: (t) => commitSetFunctionSql(t) },
+  // The same check, leaving out the trace context an effect row's payload carries (`payload.trace`).
+  { version: 6, sql: (t) => commitFunctionSql(t, { checkEffectKeys: "without-trace" }) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

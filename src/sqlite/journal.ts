@@ -17,6 +17,7 @@ import type {
   EventRecord,
   InboxRecord,
   Journal,
+  JournalSummary,
   NewPublished,
   OutboxFilter,
   OutboxRow,
@@ -40,6 +41,7 @@ import { readPublished } from "./read-published.js";
 import * as sequencing from "./sequencing.js";
 import { Sql } from "./sql.js";
 import * as streams from "./streams.js";
+import { summarize } from "./summary.js";
 
 export interface SqliteJournalOptions {
   /** Database file; created when absent. */
@@ -100,6 +102,11 @@ export class SqliteJournal implements Journal {
   /** Batch sizes seen by group commit (benchmarks, metrics). */
   get groupCommitStats() {
     return this.group.stats;
+  }
+
+  /** Called after each group-commit batch with its size and write time (see `observeJournal`). */
+  onGroupCommit(listener: (size: number, seconds: number) => void): () => void {
+    return this.group.onBatch(listener);
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
@@ -237,6 +244,10 @@ export class SqliteJournal implements Journal {
 
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     return this.run(() => sequencing.listParked(this.sql, consumer, source));
+  }
+
+  summarize(): Promise<JournalSummary> {
+    return this.run(() => summarize(this.sql));
   }
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {

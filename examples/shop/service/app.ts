@@ -37,6 +37,16 @@ export function buildApp(ctx: ShopContext, options: AppOptions): FastifyInstance
     assertStorableText(request.body, "", "invalid request");
   });
   app.get("/health", async () => ({ ok: true, journal: ctx.journal.backend }));
+  const registry = ctx.registry;
+  if (registry) {
+    // Not behind the admin token: counts and ages labelled by effect kind, actor type, consumer and
+    // event type (names from code, never an order id, amount or payload), and a scraper should not
+    // need the token that can settle effects. Put it behind the network's own controls.
+    app.get("/metrics", async (_request, reply) => {
+      reply.type(registry.contentType);
+      return registry.metrics();
+    });
+  }
   orderRoutes(app, ctx, options.orderLimits ?? DEFAULT_ORDER_LIMITS);
   void app.register(async (scope) => {
     webhookRoutes(scope, ctx, { secret: options.webhookSecret, toleranceMs: options.webhookToleranceMs });

@@ -1,5 +1,6 @@
 import type { Clock, Dispatcher, IdGenerator, Journal, Logger, Reconciliation, Runtime } from "oncely";
 import { InvalidInputError } from "oncely";
+import type { Registry } from "prom-client";
 import type { ShopContexts } from "../contexts.js";
 import { orderIdSchema } from "../integration/order-id.js";
 import type { OrderState } from "../ordering/state.js";
@@ -20,6 +21,8 @@ export interface ShopContext {
   /** The shop's clock: webhook timestamps are checked against it. */
   clock: Clock;
   startedAt: number;
+  /** Served at GET /metrics (Prometheus text format); absent: no /metrics route. */
+  registry?: Registry;
 }
 
 export const ORDER_STATUSES = ["placed", "paid", "shipped", "completed", "payment_failed", "attention"] as const;

@@ -11,6 +11,7 @@ import {
   type Logger,
   noFaults,
   OutboxRetention,
+  observeJournal,
   openJournal,
   PublishedRetention,
   Reconciliation,
@@ -19,7 +20,7 @@ import {
   silentLogger,
   systemClock,
 } from "oncely";
-import { Registry } from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import type { ShopEnv } from "../config.js";
 import {
   createShopContexts,
@@ -233,7 +234,13 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     };
 
     const faults = options.faults ?? noFaults;
+    // One registry for everything this shop runs, served at GET /metrics (never prom-client's global one).
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const stopJournalMetrics = observeJournal({ journal, registry, clock });
+    closers.push(async () => stopJournalMetrics());
     const runtime = new Runtime({
+      registry,
       journal,
       actors: shopActors({ shipmentDeadlineMs: options.shipmentDeadlineMs }),
       clock,
@@ -254,6 +261,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       ],
       // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
       pollIntervalMs: 200,
+      registry,
       clock,
       faults,
       logger,
@@ -275,7 +283,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       clock,
       ids: options.ids ?? randomIds,
       logger,
-      registry: new Registry(),
+      registry,
       faults,
       relayOwner: `relay-${process.pid}-${clock.now().toString(36)}`,
       // As the effect leases: a killed worker's claimed events are relayed again within seconds.
@@ -302,6 +310,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       logger,
       clock,
       startedAt: clock.now(),
+      registry,
     };
     const app = buildApp(ctx, {
       bodyLimit: options.bodyLimit,

@@ -1,0 +1,123 @@
+import {
+  type Attributes,
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+
+/**
+ * Traces through the OpenTelemetry API only: the library never registers a tracer provider,
+ * propagator or context manager; the application does (or does not). With none registered every
+ * call below is the API's no-op: a span object that records nothing, no carrier written.
+ *
+ * Trace context crosses the journal and the transport as W3C fields (`traceparent`, `tracestate`)
+ * written by the registered propagator: on effect and message outbox rows (`payload.trace`) and
+ * on the integration-event envelope. A process without a propagator writes none, and a reader
+ * without one ignores them.
+ */
+const tracer = trace.getTracer("oncely");
+
+/** Longest trace field the envelope accepts (W3C's propagation limit for tracestate). */
+export const MAX_TRACE_FIELD = 512;
+
+/** W3C trace context fields, as the registered propagator writes them. */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** Span attribute names oncely sets (its own namespace). */
+export const ATTR = {
+  address: "oncely.actor.address",
+  command: "oncely.command.type",
+  messageId: "oncely.message_id",
+  correlationId: "oncely.correlation_id",
+  effectKey: "oncely.effect.key",
+  effectKind: "oncely.effect.kind",
+  attempt: "oncely.effect.attempt",
+  eventId: "oncely.event.id",
+  eventType: "oncely.event.type",
+  consumer: "oncely.consumer",
+  outcome: "oncely.outcome",
+} as const;
+
+/**
+ * The active trace context as W3C fields, or undefined when there is no valid span in it (no
+ * tracer registered and no remote parent) or no propagator writes anything.
+ */
+export function traceCarrier(active: Context = context.active()): TraceCarrier | undefined {
+  const span = trace.getSpan(active);
+  if (!span || !trace.isSpanContextValid(span.spanContext())) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(active, carrier);
+  if (carrier.traceparent === undefined || carrier.traceparent.length > MAX_TRACE_FIELD) return undefined;
+  // tracestate is optional context: one longer than the envelope accepts is dropped, never the event.
+  return carrier.tracestate === undefined || carrier.tracestate.length > MAX_TRACE_FIELD
+    ? { traceparent: carrier.traceparent }
+    : { traceparent: carrier.traceparent, tracestate: carrier.tracestate };
+}
+
+/** The context a carrier names (read through the registered propagator); `fallback` when it names none. */
+export function contextFrom(carrier: unknown, fallback: Context = context.active()): Context {
+  if (typeof carrier !== "object" || carrier === null) return fallback;
+  const { traceparent, tracestate } = carrier as { traceparent?: unknown; tracestate?: unknown };
+  if (typeof traceparent !== "string") return fallback;
+  const fields: Record<string, string> = { traceparent };
+  if (typeof tracestate === "string") fields.tracestate = tracestate;
+  const extracted = propagation.extract(ROOT_CONTEXT, fields);
+  return trace.getSpan(extracted) ? extracted : fallback;
+}
+
+/** The carrier an outbox row's payload holds (`payload.trace`), if any. */
+export const rowTrace = (payload: unknown): unknown =>
+  typeof payload === "object" && payload !== null ? (payload as { trace?: unknown }).trace : undefined;
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  attributes?: Attributes;
+  /** Parent context (default: the active one). */
+  parent?: Context;
+}
+
+/**
+ * Run `work` in a new span made active (so spans and carriers made inside are its children), end
+ * it when `work` settles, and mark it failed with the error when `work` throws.
+ */
+export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.parent ?? context.active();
+  const span = tracer.startSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} },
+    parent,
+  );
+  // No provider and no remote parent: the API's invalid no-op span, with nothing to carry. Skip the
+  // context switch and the wrapper (this is the cost of tracing when nobody traces).
+  if (!span.isRecording() && !trace.isSpanContextValid(span.spanContext())) return work(span);
+  return context.with(trace.setSpan(parent, span), async () => {
+    try {
+      return await work(span);
+    } catch (error) {
+      if (span.isRecording()) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      }
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** Attributes without the undefined and null values (OTel refuses them). */
+export function attributes(values: Record<string, string | number | boolean | null | undefined>): Attributes {
+  const out: Attributes = {};
+  for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== null) out[name] = value;
+  return out;
+}
+
+export { SpanKind };
