@@ -46,9 +46,10 @@ export interface RuntimeOptions {
   idleMs?: number;
   /** Reload-and-decide-again attempts after a version conflict before giving up. */
   maxConflictRetries?: number;
-  /** Where `oncely_snapshot_{migrated,ignored}_total` are counted (default: a registry of its own). */
-  snapshotMetrics?: SnapshotMetrics;
-  /** Where the runtime's metrics go (see `runtimeMetrics`); a private registry by default. */
+  /**
+   * Where the runtime's metrics go (see `runtimeMetrics`, and `oncely_snapshot_{migrated,ignored}_total`);
+   * a private registry by default.
+   */
   registry?: Registry;
 }
 
@@ -116,7 +117,7 @@ export class Runtime {
     this.maxActive = options.maxActive ?? 10_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
-    this.snapshotMetrics = options.snapshotMetrics ?? snapshotMetrics();
+    this.snapshotMetrics = snapshotMetrics(options.registry);
     this.metrics = runtimeMetrics(options.registry);
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from "prom-client";
-import { perRegistry } from "../messaging/metrics.js";
+import { perRegistry } from "../observability/per-registry.js";
 
 /** How often recovery met a snapshot at an older state version, and what it did with it. */
 export interface SnapshotMetrics {
