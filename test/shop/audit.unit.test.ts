@@ -26,6 +26,11 @@ function view(
     picklist: paid ? done({ picklistId: `pick-${orderId}` }) : { status: "NotRequested" },
     shipping: ids.shipmentId ? { status: "Completed", shipmentId: ids.shipmentId } : { status: "NotRequested" },
     shippingEmail: ids.shipmentId ? done({ messageId: `m-${orderId}-2` }) : { status: "NotRequested" },
+    cancellation: null,
+    stock: { rejected: null, shortages: [] },
+    refunds: [],
+    cancellationEmail: { status: "NotRequested" },
+    stockEmail: { status: "NotRequested" },
     version: 1,
     history: [],
   };
