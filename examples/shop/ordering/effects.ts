@@ -5,7 +5,13 @@
  * definite failure takes a new one (`attemptKey`).
  */
 
-export const EFFECT_KINDS = { payment: "payment", email: "email", picklist: "picklist", refund: "refund" } as const;
+export const EFFECT_KINDS = {
+  payment: "payment",
+  email: "email",
+  picklist: "picklist",
+  refund: "refund",
+  picklistCancel: "picklist-cancel",
+} as const;
 
 /** The order facts backed by an effect, in the order the workflow reaches them. */
 export const EFFECT_FACTS = [
@@ -101,4 +107,12 @@ export interface RefundInput {
 }
 export interface RefundResult {
   refundId: string;
+}
+
+export interface PicklistCancelInput {
+  orderId: string;
+}
+export interface PicklistCancelResult {
+  /** The picklists the warehouse cancelled (none when it had none yet: any later one is refused). */
+  cancelled: string[];
 }
