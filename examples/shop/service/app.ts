@@ -3,6 +3,7 @@ import { requireAdminToken } from "./admin-auth.js";
 import type { ShopContext } from "./context.js";
 import { installErrorHandler, NotFoundError } from "./errors.js";
 import { adminRoutes } from "./routes/admin.js";
+import { cancelRoutes } from "./routes/cancel.js";
 import { orderRoutes } from "./routes/orders.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { assertStorableText, DEFAULT_ORDER_LIMITS, type OrderLimits } from "./validation.js";
@@ -35,6 +36,7 @@ export function buildApp(ctx: ShopContext, options: AppOptions): FastifyInstance
   });
   app.get("/health", async () => ({ ok: true, journal: ctx.journal.backend }));
   orderRoutes(app, ctx, options.orderLimits ?? DEFAULT_ORDER_LIMITS);
+  cancelRoutes(app, ctx);
   void app.register(async (scope) => {
     webhookRoutes(scope, ctx, { secret: options.webhookSecret, toleranceMs: options.webhookToleranceMs });
   });

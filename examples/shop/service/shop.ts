@@ -29,6 +29,7 @@ import {
 } from "../contexts.js";
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
+import { createPicklistCancelHandler } from "../effects/picklist-cancel-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
 import { createRefundHandler } from "../effects/refund-handler.js";
 import type { ShopKeys } from "../integration/keys.js";
@@ -250,6 +251,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         createRefundHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
         createEmailHandler({ baseUrl: providerUrls.email, policy }),
         createPicklistHandler({ baseUrl: providerUrls.warehouse, policy }),
+        createPicklistCancelHandler({ baseUrl: providerUrls.warehouse, policy }),
       ],
       // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
       pollIntervalMs: 200,
