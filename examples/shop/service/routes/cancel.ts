@@ -12,9 +12,10 @@ const cancelBodySchema = z.strictObject({ reason: z.unknown() });
 
 /**
  * `POST /orders/:id/cancel` with `Idempotency-Key` and `{reason}`: the order decides
- * (`ordering/cancellation.ts`). 202 once cancelled (the refund and the mail are under way), 409 with
- * the reason when the order already shipped, 404 for an unknown order. The command's message id is
- * `cancel:{key}`, so the same cancel again is answered from the order's inbox (200, replayed).
+ * (`ordering/cancellation.ts`). 202 once cancelled (the refund and the mail are under way), 200 when
+ * it already was, 409 with the reason when the order already shipped, 404 for an unknown order. The
+ * command's message id is `cancel:{key}`, so the same cancel again is answered from the order's
+ * inbox (200, `Idempotent-Replayed`).
  */
 export function cancelRoutes(app: FastifyInstance, ctx: ShopContext): void {
   app.post("/orders/:id/cancel", async (request, reply) => {
@@ -34,8 +35,10 @@ export function cancelRoutes(app: FastifyInstance, ctx: ShopContext): void {
     if ((await ctx.journal.streamVersion(address)) === 0) throw new NotFoundError(`no order ${orderId}`);
     const result = await ctx.runtime.send(address, command, { messageId: `cancel:${key}` });
     if (result.duplicate) void reply.header("idempotent-replayed", "true");
+    // 200 for a cancel already answered (this key from the inbox, another key from the state).
+    const already = result.duplicate || (result.reply as { duplicate?: boolean } | undefined)?.duplicate === true;
     const { state } = await ctx.runtime.state<OrderState>(address);
-    return reply.code(result.duplicate ? 200 : 202).send({
+    return reply.code(already ? 200 : 202).send({
       ...(result.reply as object),
       orderId,
       cancellation: state.cancellation,
