@@ -78,9 +78,11 @@ export interface UnknownOutcome {
 export interface AuditReport {
   orders: { placed: number; byStatus: Record<string, number> };
   charges: { total: number; declines: number; perOrder: Record<string, number> };
+  /** Refunds in the payment ledger: how many, their sum, and the sum of all charges (minor units, currencies mixed). */
+  refunds: { total: number; amount: number; charged: number };
   emails: { total: number; keys: number; maxPerKey: number };
-  picklists: { total: number; orders: number; maxPerOrder: number };
-  shipments: { total: number; maxPerOrder: number };
+  picklists: { total: number; orders: number; maxPerOrder: number; stockouts: number; cancelled: number };
+  shipments: { total: number; maxPerOrder: number; shippedBeforeCancel: number };
   duplicates: {
     webhookDeliveriesBeyondFirst: number;
     webhookDuplicatesRecordedTwice: number;
@@ -300,13 +302,24 @@ export function audit(input: AuditInput): AuditReport {
   return {
     orders: { placed: orders.length, byStatus },
     charges: { total: ledgers.payment.charges.length, declines: ledgers.payment.declines.length, perOrder },
+    refunds: {
+      total: ledgers.payment.refunds.length,
+      amount: ledgers.payment.refunds.reduce((n, r) => n + r.amount, 0),
+      charged: ledgers.payment.charges.reduce((n, c) => n + c.amount, 0),
+    },
     emails: { total: ledgers.email.emails.length, keys: emailsByKey.size, maxPerKey: max(emailsByKey) },
     picklists: {
       total: ledgers.warehouse.picklists.length,
       orders: picklistsByOrder.size,
       maxPerOrder: max(picklistsByOrder),
+      stockouts: ledgers.warehouse.stockouts.length,
+      cancelled: ledgers.warehouse.cancellations.length,
     },
-    shipments: { total: ledgers.warehouse.shipments.length, maxPerOrder: max(shipmentsByOrder) },
+    shipments: {
+      total: ledgers.warehouse.shipments.length,
+      maxPerOrder: max(shipmentsByOrder),
+      shippedBeforeCancel: orders.filter((o) => o.view?.cancellation?.shippedBeforeCancel).length,
+    },
     duplicates: {
       webhookDeliveriesBeyondFirst: webhookDelivered.length - new Set(webhookDelivered.map((w) => w.eventId)).size,
       webhookDuplicatesRecordedTwice: Math.max(0, recordedShipments - ledgers.warehouse.shipments.length),
