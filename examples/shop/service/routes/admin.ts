@@ -10,6 +10,7 @@ const RESULT_FIELD: Record<string, string> = {
   [EFFECT_KINDS.payment]: "paymentId",
   [EFFECT_KINDS.email]: "messageId",
   [EFFECT_KINDS.picklist]: "picklistId",
+  [EFFECT_KINDS.refund]: "refundId",
 };
 const EFFECT_STATUSES = ["NotRequested", "Pending", "Completed", "Failed", "Unknown"] as const;
 const effectsQuery = z.strictObject({
