@@ -1,8 +1,6 @@
 import { parseAddress } from "oncely";
 import { EFFECT_FACTS, type EffectFact, effectKey, effectOfKey } from "../ordering/effects.js";
 import { EVENT_STAGE, FACT_STREAM, type Stage, type Via } from "../ordering/events.js";
-import type { SentEmail } from "../providers/email/server.js";
-import type { Picklist, Shipment, WebhookAttempt } from "../providers/warehouse/server.js";
 import type { OrderView } from "../service/order-view.js";
 import { compensationChecks } from "./audit-compensation.js";
 import type { Ledgers } from "./ledgers.js";
