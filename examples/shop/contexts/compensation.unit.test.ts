@@ -43,7 +43,7 @@ const failed = (key: string, error: string) =>
 describe("fulfillment process: a cancelled order", () => {
   const react = (events: Typed[], e: Envelope) =>
     decide(fulfillment.actor, events, { type: "oncely.process.event", envelope: e } as Typed);
-  const after = (...envelopes: Envelope[]) =>
+  const reactAll = (...envelopes: Envelope[]) =>
     envelopes.reduce<{ events: Typed[]; last: Decision }>(
       ({ events }, e) => {
         const last = react(events, e);
@@ -57,14 +57,14 @@ describe("fulfillment process: a cancelled order", () => {
       [placed, cancelled, processed],
       [cancelled, processed, placed],
     ]) {
-      const { events } = after(...order);
+      const { events } = reactAll(...order);
       expect(events.map((e) => e.type)).not.toContain("ShippingRequested");
       expect(fulfillmentDone(given(fulfillment.actor, events as never[], { id }).state)).toBe(true);
     }
   });
 
   it("sends CancelShipping once when shipping had started", () => {
-    const { events, last } = after(placed, processed, cancelled);
+    const { events, last } = reactAll(placed, processed, cancelled);
     expect(last.send).toEqual([
       { to: "shipment/42", id: cancelShippingId(id), command: { type: "CancelShipping", orderId: id } },
     ]);
