@@ -203,4 +203,27 @@ describe("order: out of stock", () => {
       .when(refundDone("order:42:refund:adj-9"))
       .thenThrows(CommandRejectedError, /never requested/);
   });
+
+  it("a refund that definitely failed is asked again under a new key, at most three times, then needs attention", () => {
+    let history = [...paid, ...(given(orderActor, paid, { id }).when(cancelCommand).decision().events ?? [])];
+    const keys = ["order:42:refund", "order:42:refund:attempt-2", "order:42:refund:attempt-3"];
+    for (const [i, key] of keys.entries()) {
+      const failed: EffectOutcome = {
+        type: "oncely.effect.failed",
+        key,
+        kind: "refund",
+        error: "no record",
+        attempt: 1,
+        via: "lookup",
+      };
+      const decision = given(orderActor, history, { id }).when(failed).decision();
+      const next = keys[i + 1];
+      expect(decision.effects).toEqual(
+        next ? [{ kind: "refund", key: next, input: { paymentId: "pay_1", amount: 2800 } }] : [],
+      );
+      history = [...history, ...(decision.events ?? [])];
+    }
+    const state = given(orderActor, history, { id }).state;
+    expect(deriveStatus(state)).toBe("attention");
+  });
 });

@@ -239,8 +239,8 @@ function refundOutcome(
       break;
     }
     case "oncely.effect.failed":
-      // Definitely not refunded (the provider refused it): the order needs attention; never a new key
-      // on its own, since a second refund for the same money is exactly what must not happen by itself.
+      // Definitely not refunded (refused, or no record at the provider): asked again under a new key
+      // in this same commit (`dueRefunds`), a bounded number of times, then the order needs attention.
       event = { type: "RefundFailed", key, reason: command.error, via: command.via };
       break;
     case "oncely.effect.unknown":
@@ -255,7 +255,9 @@ function refundOutcome(
       throw new CommandRejectedError(`an order does not handle ${(command as { type: string }).type}`);
   }
   const events: OrderEvent[] = [event];
-  return { events, reply: summary(apply(state, events)) };
+  const effects: EffectRequest[] = [];
+  followUps(apply(state, events), orderId, events, effects);
+  return { events, effects, reply: summary(apply(state, events)) };
 }
 
 /**

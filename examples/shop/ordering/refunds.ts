@@ -24,6 +24,31 @@ export const refundKey = (orderId: string, adjustmentId?: string): string =>
 export const isRefundKey = (orderId: string, key: string): boolean =>
   key === refundKey(orderId) || key.startsWith(`${refundKey(orderId)}:`);
 
+/**
+ * A refund that definitely failed (the provider refused it, or has no record of it: the money did
+ * not move) is asked for again under a new key, `{key}:attempt-{n}`, at most this many times in all;
+ * then the order needs attention. Reusing the old key would only get the old answer back.
+ */
+export const MAX_REFUND_ATTEMPTS = 3;
+const ATTEMPT = /:attempt-(\d+)$/;
+const attemptRefundKey = (base: string, attempt: number) => (attempt <= 1 ? base : `${base}:attempt-${attempt}`);
+/** The refund a key is an attempt of (its first key). */
+export const refundBase = (key: string): string => key.replace(ATTEMPT, "");
+
+/** The attempts of each refund, in order, by first key. */
+export function refundSlots(state: OrderState): Map<string, RefundState[]> {
+  const slots = new Map<string, RefundState[]>();
+  for (const r of state.refunds) slots.set(refundBase(r.key), [...(slots.get(refundBase(r.key)) ?? []), r]);
+  return slots;
+}
+
+/** Refunds whose last attempt definitely failed with no attempt left: the order needs a person. */
+export const refundsFailedForGood = (state: OrderState): RefundState[] =>
+  [...refundSlots(state).values()].flatMap((attempts) => {
+    const last = attempts[attempts.length - 1];
+    return last?.status === "Failed" && attempts.length >= MAX_REFUND_ATTEMPTS ? [last] : [];
+  });
+
 /** Refunds asked for and not definitely failed: money that is, or may be, on its way back. */
 export const committedRefunds = (state: OrderState): number =>
   state.refunds.filter((r) => r.status !== "Failed").reduce((sum, r) => sum + r.amount, 0);
@@ -56,8 +81,16 @@ export function dueRefunds(state: OrderState, orderId: string, events: OrderEven
   const paymentId = state.payment.resultId;
   if (state.payment.status !== "Completed" || paymentId === null) return;
   let left = refundable(state);
-  const ask = (key: string, amount: number, cause: RefundCause) => {
-    if (amount <= 0 || state.refunds.some((r) => r.key === key)) return;
+  const slots = refundSlots(state);
+  const ask = (base: string, wanted: number, cause: RefundCause) => {
+    const attempts = slots.get(base) ?? [];
+    const last = attempts[attempts.length - 1];
+    // Asked for and not definitely failed (or out of attempts): nothing to ask.
+    if (last && (last.status !== "Failed" || attempts.length >= MAX_REFUND_ATTEMPTS)) return;
+    // Again after a definite failure: the same amount, within what is left.
+    const amount = Math.min(left, last ? last.amount : wanted);
+    if (amount <= 0) return;
+    const key = attemptRefundKey(base, attempts.length + 1);
     events.push({ type: "RefundRequested", key, paymentId, amount, cause });
     const input: RefundInput = { paymentId, amount };
     effects.push({ kind: EFFECT_KINDS.refund, key, input });
@@ -73,11 +106,12 @@ export function dueRefunds(state: OrderState, orderId: string, events: OrderEven
   }
 }
 
-/** Every refund asked for has completed, and none is due: the compensation is done. */
+/** Every refund's last attempt has completed, and none is due: the compensation is done. */
 export function refundsSettled(state: OrderState): boolean {
   const due: OrderEvent[] = [];
   dueRefunds(state, state.orderId, due, []);
-  return due.length === 0 && state.refunds.every((r) => r.status === "Completed");
+  const lasts = [...refundSlots(state).values()].map((attempts) => attempts[attempts.length - 1]);
+  return due.length === 0 && lasts.every((r) => r?.status === "Completed");
 }
 
 /** Applies a refund event (requested or an outcome of its key); other events leave refunds as they are. */

@@ -1,5 +1,5 @@
 import { isFinalStatus } from "oncely";
-import { refundsSettled } from "./refunds.js";
+import { refundsFailedForGood, refundsSettled } from "./refunds.js";
 import type { OrderState } from "./state.js";
 
 /**
@@ -42,7 +42,6 @@ export function attentionReasons(state: OrderState): string[] {
     ["shipping email", state.shippingEmail, state.shippingEmail.attempt],
     ["cancellation email", state.cancellationEmail, state.cancellationEmail.attempt],
     ["out-of-stock email", state.stockEmail, state.stockEmail.attempt],
-    ...state.refunds.map((r) => [`refund ${r.key}`, r, 1] as const),
   ] as const;
   for (const [name, fact, attempt] of effects) {
     if (fact.needsReconciliation) reasons.push(`${name} outcome unknown: waits in reconciliation`);
@@ -52,6 +51,11 @@ export function attentionReasons(state: OrderState): string[] {
       reasons.push(`${name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${fact.reason ?? "no reason"}`);
     }
   }
+  // A refund's failed attempt is followed by the next one in the same commit: only the last, spent, counts.
+  for (const r of state.refunds) {
+    if (r.needsReconciliation) reasons.push(`refund ${r.key} outcome unknown: waits in reconciliation`);
+  }
+  for (const r of refundsFailedForGood(state)) reasons.push(`refund ${r.key} failed: ${r.reason ?? "no reason"}`);
   const shipped = state.shipping.status === "Completed";
   if (shipped && state.payment.status === "Failed") reasons.push("shipped although the payment failed");
   if (shipped && state.details === null) reasons.push("shipment recorded for an order that was never placed");
