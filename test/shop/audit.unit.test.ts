@@ -26,6 +26,11 @@ function view(
     picklist: paid ? done({ picklistId: `pick-${orderId}` }) : { status: "NotRequested" },
     shipping: ids.shipmentId ? { status: "Completed", shipmentId: ids.shipmentId } : { status: "NotRequested" },
     shippingEmail: ids.shipmentId ? done({ messageId: `m-${orderId}-2` }) : { status: "NotRequested" },
+    cancellation: null,
+    stock: { rejected: null, shortages: [] },
+    refunds: [],
+    cancellationEmail: { status: "NotRequested" },
+    stockEmail: { status: "NotRequested" },
     version: 1,
     history: [],
   };
@@ -39,7 +44,11 @@ const charge = (orderId: string, paymentId: string) => ({
   currency: "EUR",
   at,
 });
-const mail = (orderId: string, kind: "confirmation-email" | "shipping-email", messageId: string) => ({
+const mail = (
+  orderId: string,
+  kind: "confirmation-email" | "shipping-email" | "cancellation-email",
+  messageId: string,
+) => ({
   messageId,
   idempotencyKey: `order:${orderId}:${kind}`,
   to: `${orderId}@example.com`,
@@ -48,10 +57,35 @@ const mail = (orderId: string, kind: "confirmation-email" | "shipping-email", me
   at,
 });
 
+const refund = (orderId: string, idempotencyKey: string, amount: number) => ({
+  refundId: `ref-${idempotencyKey}`,
+  idempotencyKey,
+  paymentId: orderId === "C" ? "pay_3" : "pay_1",
+  amount,
+  orderId,
+  currency: "EUR",
+  at,
+});
+
+/** Order C: paid, then cancelled before the picklist; refunded in full, mailed. */
+function cancelledView(orderId: string, paymentId: string): OrderView {
+  const base = view(orderId, "cancelled", { paymentId });
+  return {
+    ...base,
+    picklist: { status: "NotRequested" },
+    cancellation: { reason: "changed my mind", paymentStatus: "Completed", shippedBeforeCancel: false },
+    refunds: [
+      { key: `order:${orderId}:refund`, amount: 1000, cause: "cancelled", status: "Completed", refundId: "ref-1" },
+    ],
+    cancellationEmail: { status: "Completed", messageId: `m-${orderId}-2` },
+  };
+}
+
 function clean(): AuditInput {
   const ledgers: Ledgers = {
     payment: {
-      charges: [charge("A", "pay_1")],
+      charges: [charge("A", "pay_1"), charge("C", "pay_3")],
+      refunds: [refund("C", "order:C:refund", 1000)],
       declines: [
         {
           declineId: "d1",
@@ -64,7 +98,14 @@ function clean(): AuditInput {
         },
       ],
     },
-    email: { emails: [mail("A", "confirmation-email", "m-A-1"), mail("A", "shipping-email", "m-A-2")] },
+    email: {
+      emails: [
+        mail("A", "confirmation-email", "m-A-1"),
+        mail("A", "shipping-email", "m-A-2"),
+        mail("C", "confirmation-email", "m-C-1"),
+        mail("C", "cancellation-email", "m-C-2"),
+      ],
+    },
     warehouse: {
       picklists: [{ picklistId: "pick-A", idempotencyKey: "order:A:picklist", orderId: "A", lines: [], at }],
       shipments: [{ shipmentId: "ship_1", picklistId: "pick-A", orderId: "A", eventId: "e1", at }],
@@ -72,14 +113,21 @@ function clean(): AuditInput {
         { eventId: "e1", shipmentId: "ship_1", attempt: 1, delivery: 1, outcome: "delivered", at },
         { eventId: "e1", shipmentId: "ship_1", attempt: 1, delivery: 2, outcome: "delivered", at },
       ],
+      stockouts: [],
+      cancellations: [{ orderId: "C", idempotencyKey: "order:C:picklist-cancel", picklistIds: [], at }],
     },
   };
   return {
     placed: [
       { key: "k-A", orderId: "A" },
       { key: "k-B", orderId: "B" },
+      { key: "k-C", orderId: "C" },
     ],
-    views: { A: view("A", "completed", { paymentId: "pay_1", shipmentId: "ship_1" }), B: view("B", "payment_failed") },
+    views: {
+      A: view("A", "completed", { paymentId: "pay_1", shipmentId: "ship_1" }),
+      B: view("B", "payment_failed"),
+      C: cancelledView("C", "pay_3"),
+    },
     ledgers,
     operator: [],
     client: { requests: 2, retried: 0, replays: 0, replayedAnswers: 0, replayMismatches: [] },
@@ -98,8 +146,8 @@ describe("demo audit", () => {
     const report = audit(clean());
     expect(report.violated).toEqual([]);
     expect(report.checks.length).toBeGreaterThanOrEqual(11);
-    expect(report.orders.byStatus).toEqual({ completed: 1, payment_failed: 1 });
-    expect(report.charges.perOrder).toEqual({ "0": 1, "1": 1 });
+    expect(report.orders.byStatus).toEqual({ completed: 1, payment_failed: 1, cancelled: 1 });
+    expect(report.charges.perOrder).toEqual({ "0": 1, "1": 2 });
     expect(report.duplicates.webhookDeliveriesBeyondFirst).toBe(1);
   });
 
@@ -155,13 +203,71 @@ describe("demo audit", () => {
           at,
         }),
     ],
+    [
+      "cancelled-charged-refunded-once-in-full",
+      (i) => {
+        i.ledgers.payment.refunds = [];
+      },
+    ],
+    [
+      "no-refund-without-charge",
+      (i) => i.ledgers.payment.refunds.push({ ...refund("Z", "order:Z:refund", 10), paymentId: "pay_x" }),
+    ],
+    ["refunds-within-charges", (i) => i.ledgers.payment.refunds.push(refund("A", "order:A:refund:adj-1", 1001))],
+    [
+      "cancelled-not-shipped-unless-recorded",
+      (i) =>
+        i.ledgers.warehouse.shipments.push({
+          shipmentId: "ship_3",
+          picklistId: "pick-C",
+          orderId: "C",
+          eventId: "e3",
+          at,
+        }),
+    ],
+    [
+      "out-of-stock-refunded",
+      (i) => {
+        i.ledgers.warehouse.shipments = [];
+        i.ledgers.warehouse.stockouts.push({
+          idempotencyKey: "order:A:picklist",
+          orderId: "A",
+          lines: [],
+          reason: "out of stock",
+          at,
+        });
+      },
+    ],
+    [
+      "one-cancellation-mail-per-cancelled-order",
+      (i) => {
+        i.ledgers.email.emails = i.ledgers.email.emails.filter((e) => !e.idempotencyKey.endsWith("cancellation-email"));
+      },
+    ],
+    [
+      "refund-keys-are-the-orders",
+      (i) => {
+        i.ledgers.payment.refunds = [{ ...refund("C", "foreign", 1000) }];
+      },
+    ],
   ];
 
+  const COMPENSATION = [
+    "cancelled-charged-refunded-once-in-full",
+    "no-refund-without-charge",
+    "refunds-within-charges",
+    "cancelled-not-shipped-unless-recorded",
+    "out-of-stock-refunded",
+    "one-cancellation-mail-per-cancelled-order",
+    "refund-keys-are-the-orders",
+  ];
   it.each(cases)("reports %s when the ledgers or views break it", (name, breakIt) => {
     const input = clean();
     breakIt(input);
     const report = audit(input);
     expect(report.violated).toContain(name);
+    // Each compensation case breaks its own invariant, not a neighbouring one.
+    if (COMPENSATION.includes(name)) expect(report.violated.filter((v) => COMPENSATION.includes(v))).toEqual([name]);
     const check = report.checks.find((c) => c.name === name);
     expect(check?.violations.length).toBeGreaterThan(0);
   });

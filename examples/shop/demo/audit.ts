@@ -1,10 +1,9 @@
 import { parseAddress } from "oncely";
 import { EFFECT_FACTS, type EffectFact, effectKey, effectOfKey } from "../ordering/effects.js";
 import { EVENT_STAGE, FACT_STREAM, type Stage, type Via } from "../ordering/events.js";
-import type { SentEmail } from "../providers/email/server.js";
-import type { Charge, Decline } from "../providers/payment/server.js";
-import type { Picklist, Shipment, WebhookAttempt } from "../providers/warehouse/server.js";
 import type { OrderView } from "../service/order-view.js";
+import { compensationChecks } from "./audit-compensation.js";
+import type { Ledgers } from "./ledgers.js";
 
 /**
  * The audit: a pure function from what the providers say they did (their own ledgers, read over
@@ -13,11 +12,7 @@ import type { OrderView } from "../service/order-view.js";
  * ledger is money taken, whatever the shop believes.
  */
 
-export interface Ledgers {
-  payment: { charges: Charge[]; declines: Decline[] };
-  email: { emails: SentEmail[] };
-  warehouse: { picklists: Picklist[]; shipments: Shipment[]; webhooks: WebhookAttempt[] };
-}
+export type { Ledgers } from "./ledgers.js";
 
 export interface OperatorSettlement {
   key: string;
@@ -81,9 +76,11 @@ export interface UnknownOutcome {
 export interface AuditReport {
   orders: { placed: number; byStatus: Record<string, number> };
   charges: { total: number; declines: number; perOrder: Record<string, number> };
+  /** Refunds in the payment ledger: how many, their sum, and the sum of all charges (minor units, currencies mixed). */
+  refunds: { total: number; amount: number; charged: number };
   emails: { total: number; keys: number; maxPerKey: number };
-  picklists: { total: number; orders: number; maxPerOrder: number };
-  shipments: { total: number; maxPerOrder: number };
+  picklists: { total: number; orders: number; maxPerOrder: number; stockouts: number; cancelled: number };
+  shipments: { total: number; maxPerOrder: number; shippedBeforeCancel: number };
   duplicates: {
     webhookDeliveriesBeyondFirst: number;
     webhookDuplicatesRecordedTwice: number;
@@ -107,7 +104,7 @@ const countBy = <T>(items: readonly T[], key: (item: T) => string): Map<string, 
 };
 const max = (counts: Map<string, number>) => Math.max(0, ...counts.values());
 const PAID = new Set(["paid", "shipped", "completed"]);
-const TERMINAL = new Set(["completed", "payment_failed"]);
+const TERMINAL = new Set(["completed", "payment_failed", "cancelled", "out_of_stock"]);
 
 /**
  * Where the order view built from integration events disagrees with the order itself: payment,
@@ -129,9 +126,13 @@ export function viewDisagreements(orderId: string, order: OrderView, view: Integ
   }
   // One OrderPlaced, one payment outcome (plus an attention notice if it went to reconciliation),
   // PicklistAccepted and OrderShipped for a paid order.
+  // A cancelled order adds OrderCancelled; its shipping may have stopped anywhere (0 to 2 events).
+  // A picklist refused for good is announced alone (PicklistRejected).
   const sources = countBy(view.timeline, (t) => t.source);
-  const expectedShipping = order.payment.status === "Completed" ? 2 : 0;
-  if (sources.get("ordering") !== 1 || (sources.get("shipping") ?? 0) !== expectedShipping) {
+  const cancelled = order.cancellation !== null;
+  const paid = order.payment.status === "Completed";
+  const expectedShipping = !paid ? [0] : cancelled ? [0, 1, 2] : order.stock.rejected !== null ? [1] : [2];
+  if (sources.get("ordering") !== (cancelled ? 2 : 1) || !expectedShipping.includes(sources.get("shipping") ?? 0)) {
     problems.push(
       `order ${orderId}: timeline ${view.timeline.map((t) => `${t.source}:${t.type}@${t.aggregateVersion}`).join(", ")}`,
     );
@@ -166,7 +167,7 @@ export function audit(input: AuditInput): AuditReport {
   );
   check(
     "every-order-terminal",
-    "every order ended completed or payment_failed (attention is not terminal)",
+    "every order ended completed, payment_failed, cancelled or out_of_stock (attention is not terminal)",
     orders
       .filter((o) => o.view !== null && !TERMINAL.has(o.view.status))
       .map(
@@ -216,9 +217,10 @@ export function audit(input: AuditInput): AuditReport {
   const emailCount = (orderId: string, fact: EffectFact) => emailsByMail.get(`${orderId}/${fact}`) ?? 0;
   check(
     "one-confirmation-per-paid-order",
-    "exactly 1 confirmation email per paid order, none for a failed payment",
+    "exactly 1 confirmation email per paid order (unless cancelled before it was paid), none for a failed payment",
     orders.flatMap((o) => {
-      const expected = paidOrder(o.view) ? 1 : 0;
+      const cancelledUnpaid = o.view?.cancellation && o.view.cancellation.paymentStatus !== "Completed";
+      const expected = paidOrder(o.view) && !cancelledUnpaid ? 1 : 0;
       const got = emailCount(o.orderId, "confirmationEmail");
       return o.view === null || got === expected
         ? []
@@ -239,12 +241,12 @@ export function audit(input: AuditInput): AuditReport {
   );
   check(
     "one-picklist-per-paid-order",
-    "exactly 1 picklist per paid order, none for a failed payment",
+    "exactly 1 picklist per paid order (at most 1 when cancelled, none when out of stock), none for a failed payment",
     orders.flatMap((o) => {
       if (o.view === null) return [];
-      const expected = paidOrder(o.view) ? 1 : 0;
       const got = picklistsByOrder.get(o.orderId) ?? 0;
-      return got === expected ? [] : [`order ${o.orderId}: ${got} picklists, expected ${expected}`];
+      const expected = !paidOrder(o.view) || o.view.stock.rejected !== null ? [0] : o.view.cancellation ? [0, 1] : [1];
+      return expected.includes(got) ? [] : [`order ${o.orderId}: ${got} picklists, expected ${expected.join(" or ")}`];
     }),
   );
   check(
@@ -261,6 +263,8 @@ export function audit(input: AuditInput): AuditReport {
       }),
     ],
   );
+
+  for (const c of compensationChecks(orders, ledgers)) check(c.name, c.description, c.violations);
 
   if (input.integration) {
     const { views: integrationViews } = input.integration;
@@ -296,13 +300,24 @@ export function audit(input: AuditInput): AuditReport {
   return {
     orders: { placed: orders.length, byStatus },
     charges: { total: ledgers.payment.charges.length, declines: ledgers.payment.declines.length, perOrder },
+    refunds: {
+      total: ledgers.payment.refunds.length,
+      amount: ledgers.payment.refunds.reduce((n, r) => n + r.amount, 0),
+      charged: ledgers.payment.charges.reduce((n, c) => n + c.amount, 0),
+    },
     emails: { total: ledgers.email.emails.length, keys: emailsByKey.size, maxPerKey: max(emailsByKey) },
     picklists: {
       total: ledgers.warehouse.picklists.length,
       orders: picklistsByOrder.size,
       maxPerOrder: max(picklistsByOrder),
+      stockouts: ledgers.warehouse.stockouts.length,
+      cancelled: ledgers.warehouse.cancellations.length,
     },
-    shipments: { total: ledgers.warehouse.shipments.length, maxPerOrder: max(shipmentsByOrder) },
+    shipments: {
+      total: ledgers.warehouse.shipments.length,
+      maxPerOrder: max(shipmentsByOrder),
+      shippedBeforeCancel: orders.filter((o) => o.view?.cancellation?.shippedBeforeCancel).length,
+    },
     duplicates: {
       webhookDeliveriesBeyondFirst: webhookDelivered.length - new Set(webhookDelivered.map((w) => w.eventId)).size,
       webhookDuplicatesRecordedTwice: Math.max(0, recordedShipments - ledgers.warehouse.shipments.length),

@@ -2,7 +2,7 @@ import cliProgress from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
 import { FAULT_LEVELS, type FaultLevel } from "./faults.js";
 import { auditClean, formatResult } from "./print.js";
-import { type DemoProgress, runDemo } from "./run-demo.js";
+import { DEMO_CANCEL_RATE, DEMO_OUT_OF_STOCK_RATE, type DemoProgress, runDemo } from "./run-demo.js";
 
 /**
  * `npm start`: the demonstration. Places orders through the shop's HTTP API while its worker is
@@ -13,6 +13,14 @@ const integer = (name: string, min: number, max: number) => (value: string) => {
   if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
   const n = Number(value);
   if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+};
+
+const rate = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) {
+    throw new InvalidArgumentError(`${name} must be a number from 0 to 1, got "${value}"`);
+  }
   return n;
 };
 
@@ -50,6 +58,18 @@ const program = new Command()
     "in-process",
   )
   .option("--nats-url <url>", "NATS server for --transport nats", "nats://127.0.0.1:4222")
+  .option(
+    "--cancel-rate <r>",
+    "fraction of orders cancelled at a random moment (before payment, before the picklist, around the shipment)",
+    rate("--cancel-rate"),
+    DEMO_CANCEL_RATE,
+  )
+  .option(
+    "--out-of-stock-rate <r>",
+    "fraction of picklists the warehouse refuses for good (out of stock): refunded",
+    rate("--out-of-stock-rate"),
+    DEMO_OUT_OF_STOCK_RATE,
+  )
   .option("--payment-no-idempotency", "the payment provider charges on every request: ambiguous charges are looked up")
   .option(
     "--workers <n>",
@@ -85,6 +105,8 @@ const opts = program.opts<{
   duration?: number;
   kills?: number;
   chaos?: boolean;
+  cancelRate: number;
+  outOfStockRate: number;
 }>();
 // --chaos only changes defaults: every flag given explicitly still wins.
 if (opts.chaos) {

@@ -15,14 +15,20 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   add();
   add("Orders by final status");
   for (const [status, n] of Object.entries(r.orders.byStatus).sort()) add(`  ${status.padEnd(16)} ${n}`);
+  const answers = Object.entries(result.cancels.answers)
+    .sort()
+    .map(([status, n]) => `${n} × ${status}`);
+  add(
+    `  cancels sent (rate ${result.cancels.rate}): ${answers.join(", ") || "none"} (202 cancelled, 200 already cancelled, 409 shipped first)`,
+  );
   add();
   add("What the providers did");
   add(
-    `  payment    ${r.charges.total} charges, ${r.charges.declines} declines; orders by number of charges: ${histogram(r.charges.perOrder)}`,
+    `  payment    ${r.charges.total} charges, ${r.charges.declines} declines, ${r.refunds.total} refunds (${r.refunds.amount} of ${r.refunds.charged} charged, minor units); orders by number of charges: ${histogram(r.charges.perOrder)}`,
   );
   add(`  email      ${r.emails.total} emails under ${r.emails.keys} keys (most under one key: ${r.emails.maxPerKey})`);
   add(
-    `  warehouse  ${r.picklists.total} picklists for ${r.picklists.orders} orders (most per order: ${r.picklists.maxPerOrder}), ${r.shipments.total} shipments (most per order: ${r.shipments.maxPerOrder})`,
+    `  warehouse  ${r.picklists.total} picklists for ${r.picklists.orders} orders (most per order: ${r.picklists.maxPerOrder}), ${r.shipments.total} shipments (most per order: ${r.shipments.maxPerOrder}), ${r.picklists.stockouts} refused out of stock, ${r.picklists.cancelled} orders' picklists cancelled, ${r.shipments.shippedBeforeCancel} shipped before the cancel`,
   );
   add();
   add("Duplicates suppressed");

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { type Random, seededRandom } from "oncely";
 import pg from "pg";
 import { resetShopStream } from "../contexts.js";
+import { EFFECT_KINDS } from "../ordering/effects.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
@@ -63,6 +64,13 @@ export interface DemoOptions {
   arrivalMs?: number | undefined;
   /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
   timeoutMs?: number | undefined;
+  /**
+   * Fraction of orders the client cancels, at a seeded moment: at once (before payment), a little
+   * later (between payment and picklist) or around the shipment. Default `DEMO_CANCEL_RATE`.
+   */
+  cancelRate?: number | undefined;
+  /** Fraction of picklists the warehouse refuses for good (out of stock). Default `DEMO_OUT_OF_STOCK_RATE`. */
+  outOfStockRate?: number | undefined;
   onProgress?(progress: DemoProgress): void;
 }
 
@@ -96,6 +104,8 @@ export interface IntegrationSummary {
 
 export interface DemoResult {
   report: AuditReport;
+  /** Cancels the client sent, by the shop's answer (202 cancelled, 200 already, 409 shipped first). */
+  cancels: { rate: number; answers: Record<string, number> };
   /** Worker processes that shared the journal. */
   workers: number;
   /** PostgreSQL connection restarts (pg_terminate_backend of every worker connection) survived. */
@@ -113,6 +123,13 @@ export interface DemoResult {
 }
 
 const EFFECT_TIMEOUT_MS = 1000;
+/** Small, so the default run stays quick, and non-zero, so every run exercises the compensation invariants. */
+export const DEMO_CANCEL_RATE = 0.1;
+export const DEMO_OUT_OF_STOCK_RATE = 0.05;
+/** When the client cancels, after placing: before payment, between payment and picklist, around the 50 ms shipment. */
+const CANCEL_DELAYS_MS = [0, 15, 40, 70, 150];
+/** Statuses an order ends in. */
+const ENDED = ["completed", "payment_failed", "cancelled", "out_of_stock"] as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
@@ -181,7 +198,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const warehouse = await startWarehouseProvider({
       webhookSecret,
       seed: options.seed + 2,
-      faults: profile.warehouse,
+      faults: { ...profile.warehouse, outOfStockRate: options.outOfStockRate ?? DEMO_OUT_OF_STOCK_RATE },
       shopUrl,
       shipDelayMs: 50,
       // Retries for ~60 s: far longer than a worker restart, so no webhook is given up on.
@@ -257,7 +274,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             integrationPerWorker.set(stats.pid, countersOf(stats.integration));
             journalWide = stats.integration;
           }
-          progress.terminal = (stats.orders.byStatus.completed ?? 0) + (stats.orders.byStatus.payment_failed ?? 0);
+          progress.terminal = ENDED.reduce((n, status) => n + (stats.orders.byStatus[status] ?? 0), 0);
           progress.attention = stats.orders.byStatus.attention ?? 0;
           reconcileWaiting = stats.reconciliation;
           if (reconcileWaiting > 0) await settleAsOperator(api, { payment, email, warehouse }, operator);
@@ -311,6 +328,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     );
     const placed: { key: string; orderId: string; placedAt: number }[] = [];
     const replayMismatches: string[] = [];
+    // Cancels: drawn per order from their own seeded random, sent in the background, awaited before settling.
+    const cancelRandom = seededRandom(options.seed * 613 + 5);
+    const cancelRate = options.cancelRate ?? DEMO_CANCEL_RATE;
+    const cancels: Promise<void>[] = [];
+    const cancelAnswers: Record<string, number> = {};
     // Orders arrive at a steady pace rather than all at once, so kills land while orders are still coming in.
     const deadline = started + (options.timeoutMs ?? 60_000 + 300 * total);
     const arrivalMs = options.arrivalMs ?? profile.arrivalMs;
@@ -329,6 +351,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const first = await api.placeOrder(request.key, request.body);
       placed.push({ key: request.key, orderId: first.orderId, placedAt });
       progress.placed++;
+      const cancelDraw = cancelRandom.next();
+      const delay = CANCEL_DELAYS_MS[Math.floor(cancelRandom.next() * CANCEL_DELAYS_MS.length)] ?? 0;
+      if (cancelDraw < cancelRate) {
+        cancels.push(
+          sleep(delay - (Date.now() - placedAt)).then(async () => {
+            const status = await api.cancelOrder(first.orderId, `cancel:${request.key}`);
+            cancelAnswers[status] = (cancelAnswers[status] ?? 0) + 1;
+          }),
+        );
+      }
       if (request.replay) {
         const again = await api.placeOrder(request.key, request.body);
         if (again.orderId !== first.orderId || !again.replayed) {
@@ -339,6 +371,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       }
     });
 
+    await Promise.all(cancels);
     // Wait for every order to end, acting as operator in the meantime (the poller does that).
     progress.phase = "settling";
     progress.total = placed.length;
@@ -444,6 +477,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       timedOut,
       throughput: measureThroughput(placed, views),
       arrival: { arrivalMs, inFlight, maxOpen },
+      cancels: { rate: cancelRate, answers: cancelAnswers },
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
@@ -585,6 +619,24 @@ class ShopClient {
     });
   }
 
+  /** Cancels with `key`, retried until the shop decides: 202 (cancelled), 200 (already was) or 409 (shipped). */
+  async cancelOrder(orderId: string, key: string): Promise<number> {
+    return this.retrying(async () => {
+      const response = await fetch(`${this.url}/orders/${orderId}/cancel`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ reason: "the demo's customer changed their mind" }),
+        signal: AbortSignal.timeout(5000),
+      });
+      const answer = (await response.json().catch(() => ({}))) as { error?: string };
+      if (response.status >= 500) return undefined;
+      if (![200, 202, 409].includes(response.status)) {
+        throw new Error(`POST /orders/${orderId}/cancel answered ${response.status}: ${answer.error ?? ""}`);
+      }
+      return response.status;
+    });
+  }
+
   async order(orderId: string): Promise<OrderView | null> {
     return this.retrying(async () => {
       const response = await fetch(`${this.url}/orders/${orderId}`, { signal: AbortSignal.timeout(5000) });
@@ -692,6 +744,25 @@ async function settleAsOperator(
         ? { outcome: "succeeded", result: { messageId: sent.messageId } }
         : { outcome: "failed", reason: "the mail provider has no record of this key" };
       evidence = sent ? `sent as ${sent.messageId}` : "no record at the provider";
+    } else if (item.kind === EFFECT_KINDS.refund) {
+      const ledger = await getJson<Ledgers["payment"]>(`${providers.payment.url}/ledger`);
+      const refunds = ledger.refunds.filter((r) => r.idempotencyKey === item.key);
+      const refund = refunds[refunds.length - 1];
+      settlement = refund
+        ? { outcome: "succeeded", result: { refundId: refund.refundId } }
+        : { outcome: "failed", reason: "no refund under this key at the provider" };
+      evidence = refund
+        ? `${refunds.length} refund(s) under the key, latest ${refund.refundId}`
+        : "no record at the provider";
+    } else if (item.kind === EFFECT_KINDS.picklistCancel) {
+      const ledger = await getJson<Ledgers["warehouse"]>(`${providers.warehouse.url}/ledger`);
+      const cancelled = ledger.cancellations.find((c) => c.idempotencyKey === item.key);
+      settlement = cancelled
+        ? { outcome: "succeeded", result: { cancelled: cancelled.picklistIds } }
+        : { outcome: "failed", reason: "the warehouse has no cancellation under this key" };
+      evidence = cancelled
+        ? `cancelled ${cancelled.picklistIds.join(", ") || "no picklist yet"}`
+        : "no record at the provider";
     } else {
       const ledger = await getJson<Ledgers["warehouse"]>(`${providers.warehouse.url}/ledger`);
       const picklist = ledger.picklists.find((p) => p.idempotencyKey === item.key);

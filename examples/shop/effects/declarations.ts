@@ -6,8 +6,12 @@ import {
   type EmailResult,
   type PaymentInput,
   type PaymentResult,
+  type PicklistCancelInput,
+  type PicklistCancelResult,
   type PicklistInput,
   type PicklistResult,
+  type RefundInput,
+  type RefundResult,
 } from "../ordering/effects.js";
 
 /**
@@ -45,4 +49,23 @@ export const picklistEffect = defineEffect({
   kind: EFFECT_KINDS.picklist,
   input: picklistInput,
   result: picklistResult,
+});
+
+const refundInput: z.ZodType<RefundInput> = z.object({
+  paymentId: z.string().min(1),
+  amount: z.number().int().positive(),
+});
+const refundResult: z.ZodType<RefundResult> = z.object({ refundId: z.string().min(1) });
+
+/** A refund of (part of) a charge, under its own key (`order:{id}:refund`, `…:refund:{adjustmentId}`). */
+export const refundEffect = defineEffect({ kind: EFFECT_KINDS.refund, input: refundInput, result: refundResult });
+
+const picklistCancelInput: z.ZodType<PicklistCancelInput> = z.object({ orderId: z.string().min(1) });
+const picklistCancelResult: z.ZodType<PicklistCancelResult> = z.object({ cancelled: z.array(z.string()) });
+
+/** Asks the warehouse to cancel an order's picklists; refused (failed) once it has shipped. */
+export const picklistCancelEffect = defineEffect({
+  kind: EFFECT_KINDS.picklistCancel,
+  input: picklistCancelInput,
+  result: picklistCancelResult,
 });

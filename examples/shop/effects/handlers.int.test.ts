@@ -9,6 +9,7 @@ import { createEmailHandler } from "./email-handler.js";
 import { ProviderUnavailableError } from "./http.js";
 import { createPaymentHandler } from "./payment-handler.js";
 import { createPicklistHandler } from "./picklist-handler.js";
+import { createRefundHandler } from "./refund-handler.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -165,5 +166,53 @@ describe("picklist handler", () => {
     expect(warehouse.ledger.shipments).toHaveLength(1);
     expect(await handler.lookup?.("order:42:picklist", lookupContext(picklist))).toEqual(accepted);
     expect(handler.kind).toBe("picklist");
+  });
+});
+
+describe("refund handler", () => {
+  /** A provider holding a charge of 2800 for order 42, and the refund input of all of it. */
+  async function chargedProvider(options: Parameters<typeof startPaymentProvider>[0] = {}) {
+    const provider = await payment(options);
+    const charge = await createPaymentHandler({ baseUrl: provider.url }).run(input, context(key));
+    if (charge.outcome !== "succeeded") throw new Error("the charge failed");
+    return { provider, refund: { paymentId: charge.result.paymentId, amount: 2800 } };
+  }
+  const refundKey = "order:42:refund";
+
+  it("succeeds with the provider's refundId, and a rerun with the same key refunds nothing more", async () => {
+    const { provider, refund } = await chargedProvider();
+    const handler = createRefundHandler({ baseUrl: provider.url });
+    const first = await handler.run(refund, context(refundKey));
+    expect(first).toEqual({ outcome: "succeeded", result: { refundId: provider.ledger.refunds[0]?.refundId } });
+    expect(await handler.run(refund, context(refundKey))).toEqual(first);
+    expect(provider.ledger.refunds).toHaveLength(1);
+    expect(handler.kind).toBe("refund");
+  });
+
+  it("reports a refund past the charge as a definite failure, and lookup finds nothing under its key", async () => {
+    const { provider, refund } = await chargedProvider();
+    const handler = createRefundHandler({ baseUrl: provider.url });
+    const over = { ...refund, amount: 2801 };
+    expect(await handler.run(over, context(refundKey))).toEqual({
+      outcome: "failed",
+      reason: expect.stringContaining("exceeds"),
+    });
+    expect(await handler.lookup?.(refundKey, lookupContext(over))).toEqual({ outcome: "not-found" });
+  });
+
+  it("throws when the answer is lost after the refund; lookup finds it, and refuses another payment's", async () => {
+    const { provider, refund } = await chargedProvider({ faults: { noIdempotency: true } });
+    provider.setFaults({ dropAfterRate: 1 });
+    const handler = createRefundHandler({ baseUrl: provider.url, providerDedups: false });
+    await expect(handler.run(refund, context(refundKey))).rejects.toBeInstanceOf(ProviderUnavailableError);
+    expect(await handler.lookup?.(refundKey, lookupContext(refund))).toEqual({
+      outcome: "succeeded",
+      result: { refundId: provider.ledger.refunds[0]?.refundId },
+    });
+    await expect(handler.lookup?.(refundKey, lookupContext({ ...refund, amount: 1 }))).rejects.toBeInstanceOf(
+      IdempotencyKeyReusedError,
+    );
+    expect(provider.ledger.refunds).toHaveLength(1);
+    expect(handler.policy?.providerDedups).toBe(false);
   });
 });

@@ -44,6 +44,8 @@ export const payloadSchemas = {
     amount: z.number().int().positive(),
     lines: z.array(lineSchema).min(1),
   }),
+  /** The customer cancelled: the fulfillment process starts no shipping, or has Shipping cancel the picklist. */
+  OrderCancelled: z.object({ orderId, reason: z.string() }),
   PaymentProcessed: z.object({
     orderId,
     paymentId: z.string().min(1),
@@ -61,6 +63,14 @@ export const payloadSchemas = {
     warehouseEventId: z.string().min(1),
     shippedAt: z.string().min(1),
   }),
+  /** The warehouse refused the picklist for good (out of stock): nothing will ship. */
+  PicklistRejected: z.object({ orderId, reason: z.string() }),
+  /** The warehouse accepted the picklist but cannot ship these lines (one adjustment). */
+  LinesUnavailable: z.object({
+    orderId,
+    adjustmentId: z.string().min(1),
+    lines: z.array(z.object({ sku: z.string().min(1), quantity: z.number().int().positive() })).min(1),
+  }),
 } as const;
 
 export type IntegrationEventType = keyof typeof payloadSchemas;
@@ -70,11 +80,14 @@ export const INTEGRATION_EVENT_TYPES = Object.keys(payloadSchemas) as Integratio
 /** The producing context of each event type. */
 export const SOURCE_OF: Record<IntegrationEventType, Source> = {
   OrderPlaced: "ordering",
+  OrderCancelled: "ordering",
   PaymentProcessed: "payment",
   PaymentFailed: "payment",
   PaymentNeedsAttention: "payment",
   PicklistAccepted: "shipping",
   OrderShipped: "shipping",
+  PicklistRejected: "shipping",
+  LinesUnavailable: "shipping",
 };
 
 export const isIntegrationEventType = (type: string): type is IntegrationEventType => type in payloadSchemas;
@@ -110,4 +123,7 @@ export const eventIds = {
   paymentNeedsAttention: (id: string) => `payment:${id}:needs-attention`,
   picklistAccepted: (id: string) => `shipment:${id}:picklist-accepted`,
   orderShipped: (id: string) => `shipment:${id}:shipped`,
+  orderCancelled: (id: string) => `order:${id}:cancelled`,
+  picklistRejected: (id: string) => `shipment:${id}:picklist-rejected`,
+  linesUnavailable: (id: string, adjustmentId: string) => `shipment:${id}:lines-unavailable:${adjustmentId}`,
 };

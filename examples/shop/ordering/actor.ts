@@ -18,6 +18,6 @@ export const orderActor = defineActor<OrderState, OrderCommand | EffectOutcome, 
   decide,
   parseCommand: parseOrderCommand,
   // Snapshots only shorten recovery; a state from snapshot + tail equals one from full replay.
-  // Version 3: mails hold their attempt and key, so a version 2 snapshot is skipped and replayed past.
-  snapshot: { every: 50, schemaVersion: 3 },
+  // Version 3: mails hold their attempt and key; version 4: cancellation, stock, refunds and their mails.
+  snapshot: { every: 50, schemaVersion: 4 },
 });

@@ -1,9 +1,10 @@
 import { InvalidInputError } from "oncely";
 import { z } from "zod";
+import { type CancelOrder, cancelOrderSchema } from "./cancellation.js";
 import type { IntegrationCommand } from "./integration.js";
 
 /**
- * Commands an order accepts. `PlaceOrder` comes from the shop's API; the `Record…` commands from
+ * Commands an order accepts. `PlaceOrder` and `CancelOrder` (`cancellation.ts`) come from the shop's API; the `Record…` commands from
  * the Ordering consumer of integration events (`./integration.ts`); effect outcomes
  * (`oncely.effect.*`) of the two mails from the dispatcher. `parseCommand` validates what arrives
  * from outside (HTTP), naming each bad field.
@@ -39,10 +40,10 @@ export const placeOrderSchema = z
   });
 export type PlaceOrder = z.infer<typeof placeOrderSchema>;
 
-export type OrderCommand = PlaceOrder | IntegrationCommand;
+export type OrderCommand = PlaceOrder | CancelOrder | IntegrationCommand;
 
-const commandSchema = z.discriminatedUnion("type", [placeOrderSchema], {
-  error: (issue) => (issue.code === "invalid_union" ? "must be PlaceOrder" : undefined),
+const commandSchema = z.discriminatedUnion("type", [placeOrderSchema, cancelOrderSchema], {
+  error: (issue) => (issue.code === "invalid_union" ? "must be PlaceOrder or CancelOrder" : undefined),
 });
 
 /** Sum of quantity × unitPrice, in minor units. */

@@ -1,6 +1,7 @@
 import type { DecideContext, Decision, EffectOutcome, EffectRequest } from "oncely";
 import { CommandRejectedError, isFinalStatus } from "oncely";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
+import { type CancelOrder, cancel, shipmentAfterCancel } from "./cancellation.js";
 import { type OrderCommand, orderAmount, type PlaceOrder } from "./commands.js";
 import {
   attemptKey,
@@ -13,6 +14,7 @@ import {
 import { FACT_EVENTS, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent } from "./events.js";
 import { evolve } from "./evolve.js";
 import type { IntegrationCommand } from "./integration.js";
+import { dueRefunds, isRefundKey } from "./refunds.js";
 import type { MailState, OrderState } from "./state.js";
 import { deriveStatus } from "./status.js";
 
@@ -30,6 +32,9 @@ import { deriveStatus } from "./status.js";
  *   starts twice; an effect Pending or Unknown is the dispatcher's, with its key. A mail that
  *   definitely failed (refused, or settled as never sent) is asked for again under a new key,
  *   `…:2`, `…:3`; after `MAX_MAIL_ATTEMPTS` it stays failed and the order needs attention.
+ * - `CancelOrder` and the races it settles live in `cancellation.ts`; the refunds a cancellation or
+ *   an out-of-stock answer calls for in `refunds.ts`. Both are computed by `followUps` from the
+ *   state, in the same commit as the fact that calls for them.
  */
 export function decide(
   command: OrderCommand | EffectOutcome,
@@ -39,10 +44,14 @@ export function decide(
   switch (command.type) {
     case "PlaceOrder":
       return placeOrder(command, state, context.id);
+    case "CancelOrder":
+      return cancelOrder(command, state, context.id);
     case "RecordPaymentProcessed":
     case "RecordPaymentFailed":
     case "RecordPaymentNeedsAttention":
     case "RecordPicklistAccepted":
+    case "RecordPicklistRejected":
+    case "RecordLinesUnavailable":
     case "RecordOrderShipped":
       return recordFact(command, state, context.id);
     case "oncely.effect.succeeded":
@@ -98,10 +107,20 @@ function placeOrder(command: PlaceOrder, state: OrderState, orderId: string): De
   };
 }
 
+function cancelOrder(command: CancelOrder, state: OrderState, orderId: string): Decision<OrderEvent> {
+  const cancelled = cancel(command, state, orderId);
+  if (!cancelled) return { reply: { ...summary(state), duplicate: true } };
+  const { events, publish } = cancelled;
+  const effects: EffectRequest[] = [];
+  followUps(apply(state, events), orderId, events, effects);
+  return { events, effects, publish, reply: summary(apply(state, events)) };
+}
+
 function recordFact(command: IntegrationCommand, state: OrderState, orderId: string): Decision<OrderEvent> {
   const event = factEvent(command, state);
   if (!event) return { reply: { ...summary(state), duplicate: true } };
   const events: OrderEvent[] = [event];
+  if (event.type === "OrderShipped") events.push(...shipmentAfterCancel(state, event.shipmentId));
   const effects: EffectRequest[] = [];
   followUps(apply(state, events), orderId, events, effects);
   return { events, effects, reply: summary(apply(state, events)) };
@@ -127,6 +146,12 @@ function factEvent(command: IntegrationCommand, state: OrderState): OrderEvent |
       return isFinalStatus(state.picklist.status)
         ? undefined
         : { type: "PicklistAccepted", eventId, picklistId: command.picklistId };
+    case "RecordPicklistRejected":
+      return state.stock.rejected !== null ? undefined : { type: "PicklistRejected", eventId, reason: command.reason };
+    case "RecordLinesUnavailable":
+      return state.stock.shortages.some((s) => s.adjustmentId === command.adjustmentId)
+        ? undefined
+        : { type: "LinesUnavailable", eventId, adjustmentId: command.adjustmentId, lines: command.lines };
     case "RecordOrderShipped":
       return state.shipping.status === "Completed"
         ? undefined
@@ -141,6 +166,7 @@ function factEvent(command: IntegrationCommand, state: OrderState): OrderEvent |
 
 function effectOutcome(command: EffectOutcome, state: OrderState, orderId: string): Decision<OrderEvent> {
   if (!("key" in command)) throw new CommandRejectedError(`an order does not handle ${command.type}`);
+  if (isRefundKey(orderId, command.key)) return refundOutcome(command, state, orderId);
   const named = effectOfKey(orderId, command.key);
   const fact = ORDER_EFFECT_FACTS.find((f) => f === named?.fact);
   if (!named || !fact) {
@@ -191,6 +217,49 @@ function effectOutcome(command: EffectOutcome, state: OrderState, orderId: strin
   return { events, effects, reply: summary(apply(state, events)) };
 }
 
+/** An outcome of one of the order's refunds: the first final outcome of its key wins. */
+function refundOutcome(
+  command: EffectOutcome & { key: string },
+  state: OrderState,
+  orderId: string,
+): Decision<OrderEvent> {
+  const refund = state.refunds.find((r) => r.key === command.key);
+  if (!refund) throw new CommandRejectedError(`order ${orderId} never requested "${command.key}"`);
+  const unchanged = { reply: summary(state) };
+  if (isFinalStatus(refund.status)) return unchanged;
+  const { key } = command;
+  let event: OrderEvent;
+  switch (command.type) {
+    case "oncely.effect.succeeded": {
+      const refundId = (command.result as { refundId?: unknown } | null)?.refundId;
+      if (typeof refundId !== "string" || refundId === "") {
+        throw new CommandRejectedError(`outcome of "${key}" lacks refundId: ${JSON.stringify(command.result)}`);
+      }
+      event = { type: "RefundCompleted", key, refundId, via: command.via };
+      break;
+    }
+    case "oncely.effect.failed":
+      // Definitely not refunded (refused, or no record at the provider): asked again under a new key
+      // in this same commit (`dueRefunds`), a bounded number of times, then the order needs attention.
+      event = { type: "RefundFailed", key, reason: command.error, via: command.via };
+      break;
+    case "oncely.effect.unknown":
+      if (refund.status === "Unknown") return unchanged;
+      event = { type: "RefundUnknown", key, error: command.error, attempt: command.attempt };
+      break;
+    case "oncely.effect.needs-reconciliation":
+      if (refund.needsReconciliation) return unchanged;
+      event = { type: "RefundNeedsReconciliation", key, error: command.error };
+      break;
+    default:
+      throw new CommandRejectedError(`an order does not handle ${(command as { type: string }).type}`);
+  }
+  const events: OrderEvent[] = [event];
+  const effects: EffectRequest[] = [];
+  followUps(apply(state, events), orderId, events, effects);
+  return { events, effects, reply: summary(apply(state, events)) };
+}
+
 /**
  * The attempt a mail is due for: the first while never asked for, the next one after a definite
  * failure with attempts left; undefined while one is pending or unknown, once sent, and after the
@@ -210,7 +279,7 @@ function dueAttempt(mail: MailState): number | undefined {
  */
 function followUps(state: OrderState, orderId: string, events: OrderEvent[], effects: EffectRequest[]): void {
   const details = state.details;
-  if (!details || state.payment.status !== "Completed") return;
+  if (!details) return;
   const mail = (fact: OrderEffectFact, template: string) => {
     const attempt = dueAttempt(state[fact]);
     if (attempt === undefined) return;
@@ -225,6 +294,14 @@ function followUps(state: OrderState, orderId: string, events: OrderEvent[], eff
     const input: EmailInput = { to: details.customerEmail, template, orderId };
     effects.push({ kind: EFFECT_KINDS.email, key, input });
   };
+  // A cancelled order gets its cancellation mail whatever its payment did, and no mail about a
+  // purchase or shipment it no longer has (one already asked for before the cancellation goes on).
+  if (state.cancellation) mail("cancellationEmail", EMAIL_TEMPLATES.cancellation);
+  if (state.payment.status !== "Completed") return;
+  dueRefunds(state, orderId, events, effects);
+  const stockProblem = state.stock.rejected !== null || state.stock.shortages.length > 0;
+  if (stockProblem) mail("stockEmail", EMAIL_TEMPLATES.stock);
+  if (state.cancellation) return;
   mail("confirmationEmail", EMAIL_TEMPLATES.confirmation);
   if (state.shipping.status === "Completed") mail("shippingEmail", EMAIL_TEMPLATES.shipping);
 }

@@ -6,7 +6,7 @@ import { orderActor } from "./actor.js";
 import type { OrderCommand, PlaceOrder } from "./commands.js";
 import { attemptKey, EFFECT_FACTS, type EffectFact, effectOfKey, MAX_MAIL_ATTEMPTS } from "./effects.js";
 import { ORDER_EFFECT_FACTS, type OrderEvent } from "./events.js";
-import type { IntegrationCommand } from "./integration.js";
+import { refundKey } from "./refunds.js";
 import type { OrderState } from "./state.js";
 import { attentionReasons, deriveStatus } from "./status.js";
 
@@ -37,6 +37,8 @@ const RESULT_FIELD: Record<EffectFact, string> = {
   confirmationEmail: "messageId",
   picklist: "picklistId",
   shippingEmail: "messageId",
+  cancellationEmail: "messageId",
+  stockEmail: "messageId",
 };
 const RANK: Record<EffectStatus, number> = { NotRequested: 0, Pending: 1, Unknown: 2, Completed: 3, Failed: 3 };
 
@@ -70,11 +72,44 @@ const outcomeArb: fc.Arbitrary<EffectOutcome> = fc
         return { type: "oncely.effect.needs-reconciliation", key, kind: fact, error: "budget spent", attempt };
     }
   });
-const factArb: fc.Arbitrary<IntegrationCommand> = fc
-  .record({ kind: fc.integer({ min: 0, max: 4 }), n: fc.integer({ min: 1, max: 3 }) })
-  .map(({ kind, n }): IntegrationCommand => {
+// Refund outcomes, for the full refund's key and an adjustment's (asked for or not).
+const refundOutcomeArb: fc.Arbitrary<EffectOutcome> = fc
+  .record({
+    key: fc.constantFrom(refundKey(id), refundKey(id, "adj-1"), refundKey(id, "adj-2")),
+    kind: fc.constantFrom("succeeded", "failed", "unknown"),
+    n: fc.integer({ min: 1, max: 3 }),
+  })
+  .map(({ key, kind, n }): EffectOutcome => {
+    if (kind === "succeeded") {
+      return {
+        type: "oncely.effect.succeeded",
+        key,
+        kind: "refund",
+        result: { refundId: `ref-${n}` },
+        attempt: 1,
+        via: "run",
+      };
+    }
+    if (kind === "failed")
+      return { type: "oncely.effect.failed", key, kind: "refund", error: "refused", attempt: 1, via: "run" };
+    return { type: "oncely.effect.unknown", key, kind: "refund", error: "reset", attempt: n };
+  });
+const factArb: fc.Arbitrary<OrderCommand> = fc
+  .record({ kind: fc.integer({ min: 0, max: 7 }), n: fc.integer({ min: 1, max: 3 }) })
+  .map(({ kind, n }): OrderCommand => {
     const eventId = `evt-${kind}-${n}`;
     switch (kind) {
+      case 5:
+        return { type: "CancelOrder", reason: `changed my mind ${n}` };
+      case 6:
+        return { type: "RecordPicklistRejected", eventId, reason: "out of stock" };
+      case 7:
+        return {
+          type: "RecordLinesUnavailable",
+          eventId,
+          adjustmentId: `adj-${n}`,
+          lines: [{ sku: "book", quantity: 1 }],
+        };
       case 0:
         return { type: "RecordPaymentProcessed", eventId, paymentId: `pay-${n}` };
       case 1:
@@ -109,6 +144,7 @@ const refusalsArb: fc.Arbitrary<EffectOutcome[]> = fc
   );
 const commandArb = fc.oneof(
   { weight: 6, arbitrary: outcomeArb.map((c) => [c]) },
+  { weight: 1, arbitrary: refundOutcomeArb.map((c) => [c]) },
   { weight: 4, arbitrary: factArb.map((c) => [c]) },
   { weight: 1, arbitrary: refusalsArb },
   { weight: 1, arbitrary: fc.constant<OrderCommand[]>([placeOrder]) },
@@ -137,11 +173,15 @@ function checkStatusConsistent(state: OrderState): void {
     if (state[fact].status === "Completed") expect(state[fact].resultId).not.toBeNull();
   }
   if (state.payment.status !== "Completed") {
-    // An order whose payment failed or is not yet processed mails nothing.
+    // An order whose payment failed or is not yet processed mails nothing but a cancellation, refunds nothing.
+    expect(state.refunds).toEqual([]);
     expect(state.confirmationEmail.status).toBe("NotRequested");
     expect(state.shippingEmail.status).toBe("NotRequested");
   }
   if (state.shippingEmail.status !== "NotRequested") expect(shipped).toBe(true);
+  // Refunds never ask for more than was charged.
+  const committed = state.refunds.filter((r) => r.status !== "Failed");
+  expect(committed.reduce((sum, r) => sum + r.amount, 0)).toBeLessThanOrEqual(state.details?.amount ?? 0);
   for (const fact of ORDER_EFFECT_FACTS) {
     const mail = state[fact];
     expect(mail.key).toBe(mail.attempt === 0 ? null : attemptKey(id, fact, mail.attempt));

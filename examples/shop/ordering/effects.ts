@@ -5,10 +5,23 @@
  * definite failure takes a new one (`attemptKey`).
  */
 
-export const EFFECT_KINDS = { payment: "payment", email: "email", picklist: "picklist" } as const;
+export const EFFECT_KINDS = {
+  payment: "payment",
+  email: "email",
+  picklist: "picklist",
+  refund: "refund",
+  picklistCancel: "picklist-cancel",
+} as const;
 
 /** The order facts backed by an effect, in the order the workflow reaches them. */
-export const EFFECT_FACTS = ["payment", "confirmationEmail", "picklist", "shippingEmail"] as const;
+export const EFFECT_FACTS = [
+  "payment",
+  "confirmationEmail",
+  "picklist",
+  "shippingEmail",
+  "cancellationEmail",
+  "stockEmail",
+] as const;
 export type EffectFact = (typeof EFFECT_FACTS)[number];
 
 const KEY_SUFFIX: Record<EffectFact, string> = {
@@ -16,6 +29,8 @@ const KEY_SUFFIX: Record<EffectFact, string> = {
   confirmationEmail: "confirmation-email",
   picklist: "picklist",
   shippingEmail: "shipping-email",
+  cancellationEmail: "cancellation-email",
+  stockEmail: "stock-email",
 };
 
 /** `order:{id}:payment`, `order:{id}:confirmation-email`, `order:{id}:picklist`, `order:{id}:shipping-email`. */
@@ -61,7 +76,12 @@ export interface PaymentResult {
   paymentId: string;
 }
 
-export const EMAIL_TEMPLATES = { confirmation: "order-confirmation", shipping: "order-shipped" } as const;
+export const EMAIL_TEMPLATES = {
+  confirmation: "order-confirmation",
+  shipping: "order-shipped",
+  cancellation: "order-cancelled",
+  stock: "order-out-of-stock",
+} as const;
 export interface EmailInput {
   to: string;
   template: string;
@@ -77,4 +97,22 @@ export interface PicklistInput {
 }
 export interface PicklistResult {
   picklistId: string;
+}
+
+export interface RefundInput {
+  /** The payment provider's id of the charge to refund. */
+  paymentId: string;
+  /** Minor units; never more than what is left of the charge (the order decides it). */
+  amount: number;
+}
+export interface RefundResult {
+  refundId: string;
+}
+
+export interface PicklistCancelInput {
+  orderId: string;
+}
+export interface PicklistCancelResult {
+  /** The picklists the warehouse cancelled (none when it had none yet: any later one is refused). */
+  cancelled: string[];
 }

@@ -1,3 +1,4 @@
+import type { EffectStatus } from "oncely";
 import type { EffectFact } from "./effects.js";
 
 /**
@@ -6,7 +7,10 @@ import type { EffectFact } from "./effects.js";
  * - one event per integration fact Ordering hears of (`PaymentProcessed`, `PaymentFailed`,
  *   `PaymentNeedsAttention`, `PicklistAccepted`, `OrderShipped`), each carrying the integration
  *   event's id;
- * - the five events of each of the order's own effects, the two customer mails.
+ * - the five events of each of the order's own effects: the customer mails and the refunds;
+ * - `OrderCancelled` from the shop's API, `ShippedBeforeCancel` when a shipment beat it
+ *   (`cancellation.ts`), and the stock facts Shipping reports (`PicklistRejected`,
+ *   `LinesUnavailable`), each answered by a refund (`refunds.ts`).
  *
  * `FACT_EVENTS` names the five events (requested, done, failed, unknown, needs reconciliation) of
  * every effect of the shop, so the audit and the views can treat them alike: the payment's live in
@@ -65,6 +69,45 @@ export interface PicklistAcceptedFact {
   picklistId: string;
 }
 
+/** The customer cancelled; `paymentStatus` is where the payment stood, so the trail shows which stage won. */
+export interface OrderCancelled {
+  type: "OrderCancelled";
+  reason: string;
+  paymentStatus: EffectStatus;
+}
+/**
+ * The warehouse shipped an order after (or while) it was cancelled: the shipment is recorded, and the
+ * cancellation's refund stands. The only way an order is both shipped and refunded.
+ */
+export interface ShippedBeforeCancel {
+  type: "ShippedBeforeCancel";
+  shipmentId: string;
+}
+/** Shipping gave up on the picklist: the warehouse refused it for good (out of stock). */
+export interface PicklistRejectedFact {
+  type: "PicklistRejected";
+  eventId: string;
+  reason: string;
+}
+/** The warehouse accepted the picklist but cannot ship these lines; one adjustment, one partial refund. */
+export interface LinesUnavailableFact {
+  type: "LinesUnavailable";
+  eventId: string;
+  adjustmentId: string;
+  lines: { sku: string; quantity: number }[];
+}
+
+/** Why a refund was asked for: the whole order (cancelled, or refused by the warehouse) or some lines. */
+export type RefundCause = "cancelled" | "out-of-stock" | "lines-unavailable";
+export interface RefundRequested {
+  type: "RefundRequested";
+  key: string;
+  paymentId: string;
+  amount: number;
+  cause: RefundCause;
+}
+export type RefundCompleted = { type: "RefundCompleted"; key: string; refundId: string; via: Via };
+
 interface Requested<T extends string> {
   type: T;
   key: string;
@@ -99,8 +142,31 @@ export type ConfirmationEmailSent = { type: "ConfirmationEmailSent"; key: string
 export type ShippingEmailRequested = MailRequested<"ShippingEmailRequested">;
 export type ShippingEmailSent = { type: "ShippingEmailSent"; key: string; messageId: string; via: Via };
 
+export type CancellationEmailRequested = MailRequested<"CancellationEmailRequested">;
+export type StockEmailRequested = MailRequested<"StockEmailRequested">;
+type MailSent<T extends string> = { type: T; key: string; messageId: string; via: Via };
+
 export type OrderEvent =
   | OrderPlaced
+  | OrderCancelled
+  | ShippedBeforeCancel
+  | PicklistRejectedFact
+  | LinesUnavailableFact
+  | RefundRequested
+  | RefundCompleted
+  | Failed<"RefundFailed">
+  | Unknown<"RefundUnknown">
+  | NeedsReconciliation<"RefundNeedsReconciliation">
+  | CancellationEmailRequested
+  | MailSent<"CancellationEmailSent">
+  | Failed<"CancellationEmailFailed">
+  | Unknown<"CancellationEmailUnknown">
+  | NeedsReconciliation<"CancellationEmailNeedsReconciliation">
+  | StockEmailRequested
+  | MailSent<"StockEmailSent">
+  | Failed<"StockEmailFailed">
+  | Unknown<"StockEmailUnknown">
+  | NeedsReconciliation<"StockEmailNeedsReconciliation">
   | OrderShipped
   | PaymentProcessed
   | PaymentFailedFact
@@ -141,10 +207,12 @@ export const FACT_STREAM: Record<EffectFact, "order" | "payment" | "shipment"> =
   confirmationEmail: "order",
   picklist: "shipment",
   shippingEmail: "order",
+  cancellationEmail: "order",
+  stockEmail: "order",
 };
 
-/** The order's own effects: the two customer mails. */
-export const ORDER_EFFECT_FACTS = ["confirmationEmail", "shippingEmail"] as const;
+/** The order's own mails (its refunds are per key: `refunds.ts`). */
+export const ORDER_EFFECT_FACTS = ["confirmationEmail", "shippingEmail", "cancellationEmail", "stockEmail"] as const;
 export type OrderEffectFact = (typeof ORDER_EFFECT_FACTS)[number];
 
 /** The five event types of each effect, and the field of its completed event that holds the result id. */
@@ -179,6 +247,22 @@ export const FACT_EVENTS = {
     failed: "ShippingEmailFailed",
     unknown: "ShippingEmailUnknown",
     reconcile: "ShippingEmailNeedsReconciliation",
+    resultField: "messageId",
+  },
+  cancellationEmail: {
+    requested: "CancellationEmailRequested",
+    completed: "CancellationEmailSent",
+    failed: "CancellationEmailFailed",
+    unknown: "CancellationEmailUnknown",
+    reconcile: "CancellationEmailNeedsReconciliation",
+    resultField: "messageId",
+  },
+  stockEmail: {
+    requested: "StockEmailRequested",
+    completed: "StockEmailSent",
+    failed: "StockEmailFailed",
+    unknown: "StockEmailUnknown",
+    reconcile: "StockEmailNeedsReconciliation",
     resultField: "messageId",
   },
 } as const satisfies Record<

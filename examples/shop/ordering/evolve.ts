@@ -1,6 +1,8 @@
 import { effectStatusAfter, isFinalStatus } from "oncely";
 import { EVENT_STAGE, ORDER_EFFECT_FACTS, type OrderEffectFact, type OrderEvent, type Stage } from "./events.js";
-import { type EffectFactState, type MailState, mailNotRequested, type OrderState } from "./state.js";
+import { applyStage } from "./fact-stage.js";
+import { applyRefund, REFUND_STAGE } from "./refunds.js";
+import { type MailState, mailNotRequested, type OrderState } from "./state.js";
 
 /**
  * Applies one event. Pure, and monotonic by construction: every status change goes through
@@ -75,7 +77,30 @@ export function evolve(state: OrderState, event: OrderEvent): OrderState {
           occurredAt: event.occurredAt,
         },
       };
+    case "OrderCancelled":
+      if (state.cancellation) return state;
+      return {
+        ...state,
+        cancellation: { reason: event.reason, paymentStatus: event.paymentStatus, shippedBeforeCancel: false },
+      };
+    case "ShippedBeforeCancel":
+      if (!state.cancellation) return state;
+      return { ...state, cancellation: { ...state.cancellation, shippedBeforeCancel: true } };
+    case "PicklistRejected":
+      if (state.stock.rejected !== null) return state;
+      return { ...state, stock: { ...state.stock, rejected: event.reason } };
+    case "LinesUnavailable":
+      if (state.stock.shortages.some((s) => s.adjustmentId === event.adjustmentId)) return state;
+      return {
+        ...state,
+        stock: {
+          ...state.stock,
+          shortages: [...state.stock.shortages, { adjustmentId: event.adjustmentId, lines: event.lines }],
+        },
+      };
   }
+  const refundStage = REFUND_STAGE.get(event.type);
+  if (refundStage) return { ...state, refunds: applyRefund(state.refunds, refundStage, event) };
   const staged = EVENT_STAGE.get(event.type);
   if (!staged || !(ORDER_EFFECT_FACTS as readonly string[]).includes(staged.fact)) return state;
   const fact = staged.fact as OrderEffectFact;
@@ -97,35 +122,3 @@ function applyMail(mail: MailState, stage: Stage, event: OrderEvent): MailState 
   if (key !== mail.key) return mail;
   return { ...mail, ...applyStage(mail, stage, event) };
 }
-
-function applyStage(fact: EffectFactState, stage: Exclude<Stage, "requested">, event: OrderEvent): EffectFactState {
-  if (isFinalStatus(fact.status)) return fact;
-  switch (stage) {
-    case "completed":
-      return {
-        ...fact,
-        status: "Completed",
-        resultId: "messageId" in event ? event.messageId : null,
-        lastError: null,
-        needsReconciliation: false,
-      };
-    case "failed":
-      return {
-        ...fact,
-        status: "Failed",
-        reason: "reason" in event ? event.reason : null,
-        needsReconciliation: false,
-      };
-    case "unknown":
-      return { ...fact, status: effectStatusAfter(fact.status, "Unknown"), lastError: errorOf(event) };
-    case "reconcile":
-      return {
-        ...fact,
-        status: effectStatusAfter(fact.status, "Unknown"),
-        lastError: errorOf(event),
-        needsReconciliation: true,
-      };
-  }
-}
-
-const errorOf = (event: OrderEvent): string | null => ("error" in event ? event.error : null);

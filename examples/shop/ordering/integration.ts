@@ -13,6 +13,13 @@ export type IntegrationCommand =
   | { type: "RecordPaymentFailed"; eventId: string; reason: string }
   | { type: "RecordPaymentNeedsAttention"; eventId: string; error: string }
   | { type: "RecordPicklistAccepted"; eventId: string; picklistId: string }
+  | { type: "RecordPicklistRejected"; eventId: string; reason: string }
+  | {
+      type: "RecordLinesUnavailable";
+      eventId: string;
+      adjustmentId: string;
+      lines: { sku: string; quantity: number }[];
+    }
   | {
       type: "RecordOrderShipped";
       eventId: string;
@@ -27,6 +34,8 @@ export const INTEGRATION_COMMAND_TYPES = [
   "RecordPaymentFailed",
   "RecordPaymentNeedsAttention",
   "RecordPicklistAccepted",
+  "RecordPicklistRejected",
+  "RecordLinesUnavailable",
   "RecordOrderShipped",
 ] as const;
 
@@ -35,6 +44,8 @@ export const ORDERING_CONSUMES = [
   "PaymentFailed",
   "PaymentNeedsAttention",
   "PicklistAccepted",
+  "PicklistRejected",
+  "LinesUnavailable",
   "OrderShipped",
 ] as const;
 
@@ -59,6 +70,14 @@ export const orderingRoute: CommandHandler = {
       case "PicklistAccepted": {
         const { picklistId } = payloadOf(envelope, "PicklistAccepted");
         return { address, command: { type: "RecordPicklistAccepted", eventId, picklistId } };
+      }
+      case "PicklistRejected": {
+        const { reason } = payloadOf(envelope, "PicklistRejected");
+        return { address, command: { type: "RecordPicklistRejected", eventId, reason } };
+      }
+      case "LinesUnavailable": {
+        const { adjustmentId, lines } = payloadOf(envelope, "LinesUnavailable");
+        return { address, command: { type: "RecordLinesUnavailable", eventId, adjustmentId, lines } };
       }
       case "OrderShipped": {
         const { shipmentId, warehouseEventId, shippedAt } = payloadOf(envelope, "OrderShipped");

@@ -1,5 +1,5 @@
 import type { EffectStatus } from "oncely";
-import type { OrderLine } from "./events.js";
+import type { OrderLine, RefundCause } from "./events.js";
 
 /**
  * The order's state: independent facts, each monotonic, and nothing else. No summary status is
@@ -45,6 +45,28 @@ export interface OrderDetails {
   amount: number;
 }
 
+/** One refund: an effect of its own, under its own key (`refundKey`). */
+export interface RefundState extends EffectFactState {
+  key: string;
+  amount: number;
+  cause: RefundCause;
+}
+
+/** What the warehouse said it cannot ship: the whole picklist, or lines per adjustment. */
+export interface StockState {
+  /** Why the warehouse refused the picklist for good; null unless it did. */
+  rejected: string | null;
+  shortages: { adjustmentId: string; lines: { sku: string; quantity: number }[] }[];
+}
+
+export interface CancellationState {
+  reason: string;
+  /** Where the payment stood when the order was cancelled. */
+  paymentStatus: EffectStatus;
+  /** A shipment was recorded although the order was cancelled (the warehouse shipped first). */
+  shippedBeforeCancel: boolean;
+}
+
 export interface OrderState {
   orderId: string;
   /** Null until OrderPlaced; a shipment may be recorded before it (out-of-order webhook). */
@@ -54,6 +76,13 @@ export interface OrderState {
   picklist: EffectFactState;
   shipping: ShippingState;
   shippingEmail: MailState;
+  /** Null until cancelled (`cancellation.ts`). */
+  cancellation: CancellationState | null;
+  stock: StockState;
+  /** Every refund asked for, in order (`refunds.ts`). */
+  refunds: RefundState[];
+  cancellationEmail: MailState;
+  stockEmail: MailState;
 }
 
 export const notRequested = (): EffectFactState => ({
@@ -74,4 +103,9 @@ export const initialOrderState = (orderId: string): OrderState => ({
   picklist: notRequested(),
   shipping: { status: "NotRequested", shipmentId: null, eventId: null, occurredAt: null },
   shippingEmail: mailNotRequested(),
+  cancellation: null,
+  stock: { rejected: null, shortages: [] },
+  refunds: [],
+  cancellationEmail: mailNotRequested(),
+  stockEmail: mailNotRequested(),
 });

@@ -1,3 +1,5 @@
+import { isFinalStatus } from "oncely";
+import { refundsFailedForGood, refundsSettled } from "./refunds.js";
 import { shipmentDeadlineReasons } from "./shipment-deadline.js";
 import type { OrderState } from "./state.js";
 
@@ -10,13 +12,27 @@ import type { OrderState } from "./state.js";
  *   payment definitely failed for good (a mail refused on its last attempt, a picklist the
  *   warehouse rejected), or the shipment missed its deadline (until it arrives).
  *   Each reason is listed by `attentionReasons`.
+ * - `cancelled`: cancelled, and settled: the payment failed, or it was refunded in full, and the
+ *   cancellation mail went out (the order may also have shipped, recorded as shipped before cancel).
+ * - `out_of_stock`: the warehouse refused the picklist; refunded in full and the customer told.
+ * - `refunding`: cancelled or out of stock, and the refund or the mail is still under way (or the
+ *   payment outcome is still unknown).
  * - `payment_failed`: the payment definitely failed; nothing else was started.
- * - `completed`: paid, both mails sent, shipped.
+ * - `completed`: paid, both mails sent, shipped; lines the warehouse could not ship refunded and the customer told.
  * - `shipped`: the warehouse reported the shipment (even before the payment outcome arrived).
  * - `paid`: payment completed.
  * - `placed`: the order exists; the payment is pending or its outcome unknown.
  */
-export type OrderStatus = "placed" | "paid" | "shipped" | "completed" | "payment_failed" | "attention";
+export type OrderStatus =
+  | "placed"
+  | "paid"
+  | "shipped"
+  | "completed"
+  | "payment_failed"
+  | "cancelled"
+  | "out_of_stock"
+  | "refunding"
+  | "attention";
 
 export function attentionReasons(state: OrderState): string[] {
   const reasons: string[] = [];
@@ -25,6 +41,8 @@ export function attentionReasons(state: OrderState): string[] {
     ["confirmation email", state.confirmationEmail, state.confirmationEmail.attempt],
     ["picklist", state.picklist, 1],
     ["shipping email", state.shippingEmail, state.shippingEmail.attempt],
+    ["cancellation email", state.cancellationEmail, state.cancellationEmail.attempt],
+    ["out-of-stock email", state.stockEmail, state.stockEmail.attempt],
   ] as const;
   for (const [name, fact, attempt] of effects) {
     if (fact.needsReconciliation) reasons.push(`${name} outcome unknown: waits in reconciliation`);
@@ -34,9 +52,15 @@ export function attentionReasons(state: OrderState): string[] {
       reasons.push(`${name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${fact.reason ?? "no reason"}`);
     }
   }
+  // A refund's failed attempt is followed by the next one in the same commit: only the last, spent, counts.
+  for (const r of state.refunds) {
+    if (r.needsReconciliation) reasons.push(`refund ${r.key} outcome unknown: waits in reconciliation`);
+  }
+  for (const r of refundsFailedForGood(state)) reasons.push(`refund ${r.key} failed: ${r.reason ?? "no reason"}`);
   const shipped = state.shipping.status === "Completed";
   if (shipped && state.payment.status === "Failed") reasons.push("shipped although the payment failed");
   if (shipped && state.details === null) reasons.push("shipment recorded for an order that was never placed");
+  if (shipped && state.stock.rejected !== null) reasons.push("shipped although the warehouse refused the picklist");
   reasons.push(...shipmentDeadlineReasons(state));
   return reasons;
 }
@@ -45,13 +69,25 @@ export function attentionReasons(state: OrderState): string[] {
 export function deriveStatus(state: OrderState): OrderStatus | undefined {
   if (attentionReasons(state).length > 0) return "attention";
   if (state.details === null) return undefined;
+  const compensation = state.cancellation
+    ? state.cancellationEmail
+    : state.stock.rejected !== null
+      ? state.stockEmail
+      : undefined;
+  if (compensation) {
+    const settled = isFinalStatus(state.payment.status) && refundsSettled(state) && compensation.status === "Completed";
+    if (!settled) return "refunding";
+    return state.cancellation ? "cancelled" : "out_of_stock";
+  }
   if (state.payment.status === "Failed") return "payment_failed";
   const shipped = state.shipping.status === "Completed";
   if (
     shipped &&
     state.payment.status === "Completed" &&
     state.confirmationEmail.status === "Completed" &&
-    state.shippingEmail.status === "Completed"
+    state.shippingEmail.status === "Completed" &&
+    refundsSettled(state) &&
+    (state.stock.shortages.length === 0 || state.stockEmail.status === "Completed")
   ) {
     return "completed";
   }

@@ -179,6 +179,7 @@ describe("payment provider", () => {
       expect((await get(restarted.url, "/ledger")).body).toEqual({
         charges: restarted.ledger.charges,
         declines: [],
+        refunds: [],
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

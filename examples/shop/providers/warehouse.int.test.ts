@@ -200,3 +200,50 @@ describe("warehouse provider", () => {
     }
   });
 });
+
+describe("warehouse provider: out of stock and cancellation", () => {
+  it("outOfStockRate 1: refuses a picklist for good (422), records the stockout, answers the same again", async () => {
+    const { warehouse } = await start({ faults: { outOfStockRate: 1 } });
+    const refused = await post(warehouse.url, "/picklists", picklist, { key });
+    expect(refused).toEqual({ status: 422, body: { status: "refused", reason: "out of stock: book, pen" } });
+    warehouse.setFaults({ outOfStockRate: 0 });
+    expect(await post(warehouse.url, "/picklists", picklist, { key })).toEqual(refused);
+    expect(warehouse.ledger.stockouts).toEqual([expect.objectContaining({ orderId: "42", idempotencyKey: key })]);
+    expect(warehouse.ledger.picklists).toEqual([]);
+  });
+
+  it("cancels an order's unshipped picklist: it never ships, and a later picklist for the order is refused", async () => {
+    const { warehouse, receiver } = await start({ shipDelayMs: 200 });
+    const { body } = await post(warehouse.url, "/picklists", picklist, { key });
+    const cancel = { orderId: "42" };
+    const cancelled = await post(warehouse.url, "/picklist-cancellations", cancel, { key: "order:42:picklist-cancel" });
+    expect(cancelled).toEqual({ status: 200, body: { cancelled: [body.picklistId] } });
+    expect(await post(warehouse.url, "/picklist-cancellations", cancel, { key: "order:42:picklist-cancel" })).toEqual(
+      cancelled,
+    );
+    expect((await post(warehouse.url, "/picklists", picklist, { key: "order:42:picklist:2" })).status).toBe(422);
+    await warehouse.settled();
+    expect(warehouse.ledger.shipments).toEqual([]);
+    expect(receiver.received).toEqual([]);
+    expect(
+      (await get(warehouse.url, "/picklist-cancellations?idempotencyKey=order%3A42%3Apicklist-cancel")).body,
+    ).toEqual({
+      status: "cancelled",
+      orderId: "42",
+      cancelled: [body.picklistId],
+    });
+  });
+
+  it("refuses to cancel a picklist it already shipped (422), and records no cancellation", async () => {
+    const { warehouse } = await start();
+    await post(warehouse.url, "/picklists", picklist, { key });
+    await warehouse.settled();
+    const late = await post(warehouse.url, "/picklist-cancellations", { orderId: "42" }, { key: "c" });
+    expect(late).toEqual({
+      status: 422,
+      body: { status: "refused", reason: expect.stringContaining("already shipped") },
+    });
+    expect(warehouse.ledger.cancellations).toEqual([]);
+    expect(warehouse.ledger.shipments).toHaveLength(1);
+  });
+});

@@ -5,6 +5,7 @@ import { requireAdminToken } from "./admin-auth.js";
 import type { ShopContext } from "./context.js";
 import { installErrorHandler, NotFoundError } from "./errors.js";
 import { adminRoutes } from "./routes/admin.js";
+import { cancelRoutes } from "./routes/cancel.js";
 import { orderRoutes } from "./routes/orders.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { checkShopSettlement } from "./settlement-rule.js";
@@ -48,6 +49,7 @@ export function buildApp(ctx: ShopContext, options: AppOptions): FastifyInstance
     });
   }
   orderRoutes(app, ctx, options.orderLimits ?? DEFAULT_ORDER_LIMITS);
+  cancelRoutes(app, ctx);
   void app.register(async (scope) => {
     webhookRoutes(scope, ctx, { secret: options.webhookSecret, toleranceMs: options.webhookToleranceMs });
   });

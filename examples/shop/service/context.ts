@@ -25,7 +25,17 @@ export interface ShopContext {
   registry?: Registry;
 }
 
-export const ORDER_STATUSES = ["placed", "paid", "shipped", "completed", "payment_failed", "attention"] as const;
+export const ORDER_STATUSES = [
+  "placed",
+  "paid",
+  "shipped",
+  "completed",
+  "payment_failed",
+  "cancelled",
+  "out_of_stock",
+  "refunding",
+  "attention",
+] as const;
 
 /** One order id format over HTTP and on the bus (see `integration/order-id.ts`). */
 export { orderIdSchema };

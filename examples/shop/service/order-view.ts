@@ -1,7 +1,8 @@
 import type { EffectStatus, EventRecord, Journal } from "oncely";
 import { parseAddress } from "oncely";
-import { EVENT_STAGE, FACT_STREAM, type Via } from "../ordering/events.js";
-import type { EffectFactState, OrderState } from "../ordering/state.js";
+import type { EffectFact } from "../ordering/effects.js";
+import { EVENT_STAGE, FACT_STREAM, type RefundCause, type Via } from "../ordering/events.js";
+import type { CancellationState, EffectFactState, OrderState, StockState } from "../ordering/state.js";
 import { attentionReasons, deriveStatus, type OrderStatus } from "../ordering/status.js";
 
 /**
@@ -36,6 +37,12 @@ export interface OrderView {
   picklist: EffectFactView & { picklistId?: string };
   shipping: { status: EffectStatus; shipmentId?: string; eventId?: string; occurredAt?: string };
   shippingEmail: EffectFactView & { messageId?: string };
+  /** Null unless cancelled; `shippedBeforeCancel` when the warehouse shipped first. */
+  cancellation: CancellationState | null;
+  stock: StockState;
+  refunds: (EffectFactView & { key: string; amount: number; cause: RefundCause; refundId?: string })[];
+  cancellationEmail: EffectFactView & { messageId?: string };
+  stockEmail: EffectFactView & { messageId?: string };
   /** Version of the order's own stream. */
   version: number;
   history: HistoryEntry[];
@@ -51,10 +58,15 @@ export interface HistoryEntry {
 
 export function orderView(state: OrderState, events: EventRecord[]): OrderView {
   const vias = viaByFact(events);
-  const fact = (name: keyof typeof vias, f: EffectFactState, idField: string) => ({
+  const refundVias = new Map(
+    events
+      .filter((e) => e.type === "RefundCompleted" || e.type === "RefundFailed")
+      .map((e) => [(e.data as { key: string }).key, (e.data as { via: Via }).via]),
+  );
+  const fact = (f: EffectFactState, idField: string, via: Via | undefined) => ({
     status: f.status,
     ...(f.resultId === null ? {} : { [idField]: f.resultId }),
-    ...(vias[name] === undefined ? {} : { via: vias[name] }),
+    ...(via === undefined ? {} : { via }),
     ...(f.reason === null ? {} : { reason: f.reason }),
     ...(f.lastError === null || f.status === "Completed" || f.status === "Failed" ? {} : { lastError: f.lastError }),
     ...(f.needsReconciliation ? { needsReconciliation: true } : {}),
@@ -69,16 +81,26 @@ export function orderView(state: OrderState, events: EventRecord[]): OrderView {
     currency: details?.currency ?? null,
     amount: details?.amount ?? null,
     lines: details?.lines ?? [],
-    payment: fact("payment", state.payment, "paymentId"),
-    confirmationEmail: fact("confirmationEmail", state.confirmationEmail, "messageId"),
-    picklist: fact("picklist", state.picklist, "picklistId"),
+    payment: fact(state.payment, "paymentId", vias.payment),
+    confirmationEmail: fact(state.confirmationEmail, "messageId", vias.confirmationEmail),
+    picklist: fact(state.picklist, "picklistId", vias.picklist),
     shipping: {
       status: state.shipping.status,
       ...(state.shipping.shipmentId === null ? {} : { shipmentId: state.shipping.shipmentId }),
       ...(state.shipping.eventId === null ? {} : { eventId: state.shipping.eventId }),
       ...(state.shipping.occurredAt === null ? {} : { occurredAt: state.shipping.occurredAt }),
     },
-    shippingEmail: fact("shippingEmail", state.shippingEmail, "messageId"),
+    shippingEmail: fact(state.shippingEmail, "messageId", vias.shippingEmail),
+    cancellation: state.cancellation,
+    stock: state.stock,
+    refunds: state.refunds.map((r) => ({
+      key: r.key,
+      amount: r.amount,
+      cause: r.cause,
+      ...fact(r, "refundId", refundVias.get(r.key)),
+    })),
+    cancellationEmail: fact(state.cancellationEmail, "messageId", vias.cancellationEmail),
+    stockEmail: fact(state.stockEmail, "messageId", vias.stockEmail),
     version: events.filter((e) => parseAddress(e.stream).type === "order").reduce((v, e) => Math.max(v, e.version), 0),
     history: events.map((e) => ({
       stream: e.stream,
@@ -96,7 +118,7 @@ export function orderView(state: OrderState, events: EventRecord[]): OrderView {
  * attempt the fact shows: each earlier attempt ended Failed before the next was asked for).
  */
 function viaByFact(events: EventRecord[]) {
-  const vias: Partial<Record<"payment" | "confirmationEmail" | "picklist" | "shippingEmail", Via>> = {};
+  const vias: Partial<Record<EffectFact, Via>> = {};
   for (const record of events) {
     const staged = EVENT_STAGE.get(record.type);
     if (!staged || (staged.stage !== "completed" && staged.stage !== "failed")) continue;

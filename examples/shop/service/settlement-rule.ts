@@ -7,11 +7,12 @@ const RESULT_FIELD: Record<string, string> = {
   [EFFECT_KINDS.payment]: "paymentId",
   [EFFECT_KINDS.email]: "messageId",
   [EFFECT_KINDS.picklist]: "picklistId",
+  [EFFECT_KINDS.refund]: "refundId",
 };
 
 /**
  * The shop's rule for an operator's settlement, checked by the admin API and the console before
- * it is recorded: a succeeded payment, email or picklist names the provider's id.
+ * it is recorded: a succeeded payment, email, picklist or refund names the provider's id.
  */
 export function checkShopSettlement(effect: OutboxRow, settlement: Settlement): void {
   const field = RESULT_FIELD[effect.kind];

@@ -31,7 +31,9 @@ import {
 } from "../contexts.js";
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
+import { createPicklistCancelHandler } from "../effects/picklist-cancel-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
+import { createRefundHandler } from "../effects/refund-handler.js";
 import type { ShopKeys } from "../integration/keys.js";
 import type { NatsPasswords } from "../integration/nats-users.js";
 import { startEmailProvider } from "../providers/email/server.js";
@@ -256,8 +258,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       owner: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
       handlers: [
         createPaymentHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
+        // The same provider, the same dedup mode: a provider that charges on every request refunds on every one too.
+        createRefundHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
         createEmailHandler({ baseUrl: providerUrls.email, policy }),
         createPicklistHandler({ baseUrl: providerUrls.warehouse, policy }),
+        createPicklistCancelHandler({ baseUrl: providerUrls.warehouse, policy }),
       ],
       // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
       pollIntervalMs: 200,

@@ -1,14 +1,17 @@
 import type { DecideContext, Decision, EffectStatus, OutcomeOf, PublishRequest } from "oncely";
 import { CommandRejectedError, defineActor, effectStatusAfter, isFinalStatus } from "oncely";
-import { picklistEffect } from "../effects/declarations.js";
+import { picklistCancelEffect, picklistEffect } from "../effects/declarations.js";
 import { eventIds, type PayloadOf, SOURCES } from "../integration/events.js";
-import { attemptKey } from "../ordering/effects.js";
+import { attemptKey, type PicklistCancelInput } from "../ordering/effects.js";
 
 /**
  * The Shipping context: the actor `shipment/{orderId}` owns the warehouse (the picklist effect
  * `order:{orderId}:picklist`) and the warehouse's webhook. It starts only on `StartShipping` from
  * the fulfillment process (which sends it once the payment was processed), and publishes
- * `PicklistAccepted` and `OrderShipped`, each in the commit of the fact it announces.
+ * `PicklistAccepted` and `OrderShipped`, each in the commit of the fact it announces, and
+ * `PicklistRejected` when nothing will ship (out of stock). `CancelShipping` (the order was
+ * cancelled after shipping started) asks the warehouse to cancel the picklist, which it refuses
+ * once shipped.
  */
 
 export interface StartShipping {
@@ -24,7 +27,12 @@ export interface RecordShipment {
   /** The warehouse's clock: audit only, never used to order anything. */
   occurredAt: string;
 }
-export type ShipmentCommand = StartShipping | RecordShipment;
+/** From the fulfillment process, once the order was cancelled after shipping started. */
+export interface CancelShipping {
+  type: "CancelShipping";
+  orderId: string;
+}
+export type ShipmentCommand = StartShipping | RecordShipment | CancelShipping;
 
 type Via = "run" | "lookup" | "operator";
 export type ShipmentEvent =
@@ -34,7 +42,15 @@ export type ShipmentEvent =
   | { type: "PicklistRejected"; key: string; reason: string; via: Via }
   | { type: "PicklistUnknown"; key: string; error: string; attempt: number }
   | { type: "PicklistNeedsReconciliation"; key: string; error: string }
-  | { type: "ShipmentRecorded"; eventId: string; shipmentId: string; occurredAt: string };
+  | { type: "ShipmentRecorded"; eventId: string; shipmentId: string; occurredAt: string }
+  /** Nothing will ship (the warehouse is out of stock, or refused every attempt): published as PicklistRejected. */
+  | { type: "ShippingGivenUp"; reason: string }
+  | { type: "ShippingCancelRequested"; key: string }
+  | { type: "PicklistCancelled"; key: string; cancelled: string[]; via: Via }
+  /** The warehouse had already shipped: the order records it as shipped before the cancel. */
+  | { type: "PicklistCancelRefused"; key: string; reason: string; via: Via }
+  | { type: "PicklistCancelUnknown"; key: string; error: string; attempt: number }
+  | { type: "PicklistCancelNeedsReconciliation"; key: string; error: string };
 
 export interface ShipmentState {
   orderId: string;
@@ -51,6 +67,10 @@ export interface ShipmentState {
   };
   rejections: string[];
   shipment: { eventId: string; shipmentId: string; occurredAt: string } | null;
+  /** Why nothing will ship, once given up (published once). */
+  givenUp: string | null;
+  /** The cancellation of the picklist at the warehouse, once asked for. */
+  cancel: { key: string; status: EffectStatus; reason: string | null; needsReconciliation: boolean } | null;
   /** Integration events published so far: the next one gets aggregateVersion `published + 1`. */
   published: number;
 }
@@ -70,6 +90,8 @@ export const initialShipmentState = (orderId: string): ShipmentState => ({
   /** Why earlier picklist requests definitely failed. */
   rejections: [],
   shipment: null,
+  givenUp: null,
+  cancel: null,
   published: 0,
 });
 
@@ -126,6 +148,32 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
           needsReconciliation: true,
         },
       };
+    case "ShippingGivenUp":
+      if (state.givenUp !== null) return state;
+      return { ...state, givenUp: event.reason, published: state.published + 1 };
+    case "ShippingCancelRequested":
+      if (state.cancel) return state;
+      return { ...state, cancel: { key: event.key, status: "Pending", reason: null, needsReconciliation: false } };
+    case "PicklistCancelled":
+    case "PicklistCancelRefused":
+    case "PicklistCancelUnknown":
+    case "PicklistCancelNeedsReconciliation": {
+      const cancel = state.cancel;
+      if (!cancel || isFinalStatus(cancel.status)) return state;
+      if (event.type === "PicklistCancelled")
+        return { ...state, cancel: { ...cancel, status: "Completed", needsReconciliation: false } };
+      if (event.type === "PicklistCancelRefused") {
+        return { ...state, cancel: { ...cancel, status: "Failed", reason: event.reason, needsReconciliation: false } };
+      }
+      return {
+        ...state,
+        cancel: {
+          ...cancel,
+          status: effectStatusAfter(cancel.status, "Unknown"),
+          needsReconciliation: cancel.needsReconciliation || event.type === "PicklistCancelNeedsReconciliation",
+        },
+      };
+    }
     case "ShipmentRecorded":
       if (state.shipment) return state;
       return {
@@ -138,7 +186,7 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
 
 const publish = (
   state: ShipmentState,
-  type: "PicklistAccepted" | "OrderShipped",
+  type: "PicklistAccepted" | "OrderShipped" | "PicklistRejected",
   eventId: string,
   payload: unknown,
 ): PublishRequest => ({
@@ -160,8 +208,11 @@ export const MAX_PICKLIST_ATTEMPTS = 3;
  */
 export const picklistKey = (orderId: string, attempt: number) => attemptKey(orderId, "picklist", attempt);
 
-/** What `shipment/{orderId}` decides on: its commands, and the outcomes of its picklist requests. */
-export type ShipmentActorCommand = ShipmentCommand | OutcomeOf<typeof picklistEffect>;
+/** What `shipment/{orderId}` decides on: its commands, and the outcomes of its picklist and cancel requests. */
+export type ShipmentActorCommand =
+  | ShipmentCommand
+  | OutcomeOf<typeof picklistEffect>
+  | OutcomeOf<typeof picklistCancelEffect>;
 
 export function decideShipment(
   command: ShipmentActorCommand,
@@ -174,8 +225,9 @@ export function decideShipment(
       const key = picklistKey(orderId, 1);
       if (command.orderId !== orderId)
         throw new CommandRejectedError(`shipment ${orderId} got StartShipping for ${command.orderId}`);
-      // Started already (another delivery of the same decision): the picklist is not sent twice.
-      if (state.lines) return { reply: shipmentSummary(state) };
+      // Started already (another delivery of the same decision): the picklist is not sent twice. Nor
+      // at all once cancelled (a StartShipping delivered after the CancelShipping sent behind it).
+      if (state.lines || state.cancel) return { reply: shipmentSummary(state) };
       const events: ShipmentEvent[] = [
         { type: "ShippingStarted", orderId, lines: command.lines },
         { type: "PicklistRequested", key },
@@ -211,6 +263,8 @@ export function decideShipment(
       };
     }
   }
+  if (command.type === "CancelShipping") return cancelShipping(command, state, orderId);
+  if (command.kind === picklistCancelEffect.kind) return cancelOutcome(command, state);
   const key = state.picklist.key;
   const unchanged = { reply: shipmentSummary(state) };
   if (key === null || command.key !== key) {
@@ -234,10 +288,19 @@ export function decideShipment(
     }
     case "oncely.effect.failed": {
       const events: ShipmentEvent[] = [{ type: "PicklistRejected", key, reason: command.error, via: command.via }];
-      // The warehouse never took it: ask again under a new key, a bounded number of times.
+      // Cancelled meanwhile: the refusal is welcome, nothing is asked again and nothing announced.
+      if (state.cancel) return { events, reply: shipmentSummary(events.reduce(evolveShipment, state)) };
+      // The warehouse never took it: ask again under a new key, a bounded number of times; out of
+      // stock is final at once. Giving up is published (PicklistRejected): the order refunds.
       const attempt = state.picklist.attempt + 1;
-      if (attempt > MAX_PICKLIST_ATTEMPTS) {
-        return { events, reply: shipmentSummary(events.reduce(evolveShipment, state)) };
+      if (attempt > MAX_PICKLIST_ATTEMPTS || !state.lines || isOutOfStock(command.error)) {
+        const payload: PayloadOf<"PicklistRejected"> = { orderId, reason: command.error };
+        const given: ShipmentEvent = { type: "ShippingGivenUp", reason: command.error };
+        return {
+          events: [...events, given],
+          publish: [publish(state, "PicklistRejected", eventIds.picklistRejected(orderId), payload)],
+          reply: shipmentSummary([...events, given].reduce(evolveShipment, state)),
+        };
       }
       const next = picklistKey(orderId, attempt);
       events.push({ type: "PicklistRequested", key: next });
@@ -261,6 +324,59 @@ export function decideShipment(
   }
 }
 
+/** A refusal that no new attempt can change: the warehouse has not got the goods. */
+const isOutOfStock = (reason: string) => /out of stock/i.test(reason);
+
+/** `order:{id}:picklist-cancel`: the one request to the warehouse to cancel an order's picklists. */
+export const picklistCancelKey = (orderId: string) => `order:${orderId}:picklist-cancel`;
+
+/**
+ * The order was cancelled after shipping started: the warehouse is asked to cancel the picklist
+ * (an effect of its own). Nothing to ask when the shipment is already recorded (the order knows, or
+ * will know from OrderShipped, and records it as shipped before the cancel) or when asked before.
+ */
+function cancelShipping(command: CancelShipping, state: ShipmentState, orderId: string): Decision<ShipmentEvent> {
+  if (command.orderId !== orderId) {
+    throw new CommandRejectedError(`shipment ${orderId} got CancelShipping for ${command.orderId}`);
+  }
+  if (state.cancel || state.shipment) return { reply: shipmentSummary(state) };
+  const key = picklistCancelKey(orderId);
+  const event: ShipmentEvent = { type: "ShippingCancelRequested", key };
+  const input: PicklistCancelInput = { orderId };
+  return {
+    events: [event],
+    effects: [picklistCancelEffect.request(key, input)],
+    reply: shipmentSummary(evolveShipment(state, event)),
+  };
+}
+
+function cancelOutcome(command: OutcomeOf<typeof picklistCancelEffect>, state: ShipmentState): Decision<ShipmentEvent> {
+  const unchanged = { reply: shipmentSummary(state) };
+  const cancel = state.cancel;
+  if (!cancel) throw new CommandRejectedError(`shipment ${state.orderId} never asked to cancel "${command.key}"`);
+  if (isFinalStatus(cancel.status)) return unchanged;
+  const { key } = command;
+  let event: ShipmentEvent;
+  switch (command.type) {
+    case "oncely.effect.succeeded":
+      // Typed and checked by the effect's result schema before it got here.
+      event = { type: "PicklistCancelled", key, cancelled: command.result.cancelled, via: command.via };
+      break;
+    case "oncely.effect.failed":
+      event = { type: "PicklistCancelRefused", key, reason: command.error, via: command.via };
+      break;
+    case "oncely.effect.unknown":
+      if (cancel.status === "Unknown") return unchanged;
+      event = { type: "PicklistCancelUnknown", key, error: command.error, attempt: command.attempt };
+      break;
+    case "oncely.effect.needs-reconciliation":
+      if (cancel.needsReconciliation) return unchanged;
+      event = { type: "PicklistCancelNeedsReconciliation", key, error: command.error };
+      break;
+  }
+  return { events: [event], reply: shipmentSummary(evolveShipment(state, event)) };
+}
+
 /** A shipment recorded for an order whose shipping never started (a typo, a foreign id). */
 export class UnknownShipmentError extends CommandRejectedError {
   constructor(readonly orderId: string) {
@@ -276,13 +392,19 @@ export const shipmentSummary = (state: ShipmentState) => ({
 });
 
 /** `shipment/{orderId}`. */
-export const shipmentActor = defineActor<ShipmentState, ShipmentCommand, ShipmentEvent, typeof picklistEffect>({
+export const shipmentActor = defineActor<
+  ShipmentState,
+  ShipmentCommand,
+  ShipmentEvent,
+  typeof picklistEffect | typeof picklistCancelEffect
+>({
   type: "shipment",
-  effects: [picklistEffect],
+  effects: [picklistEffect, picklistCancelEffect],
   initialState: initialShipmentState,
   evolve: evolveShipment,
   decide: decideShipment,
-  snapshot: { every: 50, schemaVersion: 1 },
+  // Version 2: given up and cancel facts.
+  snapshot: { every: 50, schemaVersion: 2 },
 });
 
 export const shipmentAddress = (orderId: string) => `shipment/${orderId}`;

@@ -17,7 +17,13 @@ import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js"
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys, shopSigner } from "../integration/keys.js";
-import { EFFECT_KINDS, type EmailInput, type PaymentInput, type PicklistInput } from "../ordering/effects.js";
+import {
+  EFFECT_KINDS,
+  type EmailInput,
+  type PaymentInput,
+  type PicklistInput,
+  type RefundInput,
+} from "../ordering/effects.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
 import type { PaymentState } from "../payment/actor.js";
@@ -43,6 +49,9 @@ export interface ShopSimOptions {
   /** Fix dedup for every provider (default: the seed draws it per provider). */
   allDedup?: boolean | undefined;
 }
+
+/** The line the simulated warehouse cannot ship (drawn for about one order in ten). */
+const OUT_OF_STOCK = { sku: "sku-3", quantity: 3 };
 
 /** `npm run sim`'s default budget, which the mutation check holds to catching every planted bug. */
 export const SHOP_SIM_DEFAULTS = { seeds: 50, steps: 250 };
@@ -74,7 +83,18 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         kind: EFFECT_KINDS.picklist,
         dedups: options.allDedup ?? world.dedups(EFFECT_KINDS.picklist),
         lookup: true,
-        execute: (_input, _key, n) => succeeded({ picklistId: `pck_${n}` }),
+        // Three of the third sku are more than the warehouse has: refused for good, and the order refunds.
+        execute: (input, _key, n) =>
+          input.lines.some((l) => l.sku === OUT_OF_STOCK.sku && l.quantity === OUT_OF_STOCK.quantity)
+            ? failed(`out of stock: ${OUT_OF_STOCK.sku}`)
+            : succeeded({ picklistId: `pck_${n}` }),
+        policy,
+      }),
+      new SimulatedProvider<RefundInput, { refundId: string }>({
+        kind: EFFECT_KINDS.refund,
+        dedups: options.allDedup ?? world.dedups(EFFECT_KINDS.refund),
+        lookup: true,
+        execute: (_input, _key, n) => succeeded({ refundId: `ref_${n}` }),
         policy,
       }),
     ],
@@ -113,12 +133,13 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       switch (parseAddress(address).type) {
         case "order": {
           const status = deriveStatus(state as OrderState);
-          return status === "completed" || status === "payment_failed";
+          return status === "completed" || status === "payment_failed" || status === "out_of_stock";
         }
         case "payment":
           return ["Completed", "Failed"].includes((state as PaymentState).status);
         case "shipment": {
           const shipment = state as ShipmentState;
+          if (shipment.givenUp !== null) return true;
           return shipment.shipment !== null && ["Completed", "Failed"].includes(shipment.picklist.status);
         }
         case "fulfillment":
@@ -127,7 +148,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           return false;
       }
     },
-    invariants: [oneChargePerPaidOrder, moneyConserved, viewsAgreeWithOrders, nothingParkedOrDead],
+    invariants: [oneChargePerPaidOrder, moneyConserved, refundedInFull, viewsAgreeWithOrders, nothingParkedOrDead],
     reproduce: (seed, steps, run) =>
       [
         `npm run sim -- --seed ${seed}`,
@@ -336,17 +357,47 @@ const nothingParkedOrDead: Invariant = {
   },
 };
 
-/** The money the provider took equals the amounts of the orders the shop believes paid. */
+const performedSum = <I extends { amount: number }>(provider: SimulatedProvider<I>, of: (input: I) => boolean) =>
+  provider.executions
+    .filter((e) => e.performed && e.result.outcome === "succeeded" && of(e.input))
+    .reduce((sum, e) => sum + e.input.amount, 0);
+const providerOf = <I>(world: Parameters<Invariant["check"]>[0], kind: string) =>
+  world.providers.find((p) => p.kind === kind) as SimulatedProvider<I>;
+
+/** The money the provider kept (charges less refunds) equals what the orders the shop believes paid kept. */
 const moneyConserved: Invariant = {
   name: "money-conserved",
   async check(world) {
-    const payment = world.providers.find((p) => p.kind === EFFECT_KINDS.payment) as SimulatedProvider<PaymentInput>;
-    const taken = payment.executions
-      .filter((e) => e.performed && e.result.outcome === "succeeded")
-      .reduce((sum, e) => sum + e.input.amount, 0);
+    const kept =
+      performedSum(providerOf<PaymentInput>(world, EFFECT_KINDS.payment), () => true) -
+      performedSum(providerOf<RefundInput>(world, EFFECT_KINDS.refund), () => true);
     const owed = (await ordersOf(world))
       .filter((o) => o.payment.status === "Completed")
-      .reduce((sum, o) => sum + (o.details?.amount ?? 0), 0);
-    return taken === owed ? [] : [`provider took ${taken} but paid orders amount to ${owed}`];
+      .reduce(
+        (sum, o) =>
+          sum +
+          (o.details?.amount ?? 0) -
+          o.refunds.filter((r) => r.status === "Completed").reduce((n, r) => n + r.amount, 0),
+        0,
+      );
+    return kept === owed ? [] : [`provider kept ${kept} but paid orders, less their refunds, amount to ${owed}`];
+  },
+};
+
+/** An order the warehouse refused (out of stock) and that was charged is refunded in full, once, by the provider's record. */
+const refundedInFull: Invariant = {
+  name: "out-of-stock-refunded-in-full",
+  async check(world) {
+    const refunds = providerOf<RefundInput>(world, EFFECT_KINDS.refund);
+    const problems: string[] = [];
+    for (const order of await ordersOf(world)) {
+      const paymentId = order.payment.resultId;
+      if (order.stock.rejected === null || order.payment.status !== "Completed" || paymentId === null) continue;
+      const back = performedSum(refunds, (input) => input.paymentId === paymentId);
+      if (back !== order.details?.amount) {
+        problems.push(`order ${order.orderId}: out of stock, charged ${order.details?.amount}, refunded ${back}`);
+      }
+    }
+    return problems;
   },
 };

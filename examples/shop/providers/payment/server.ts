@@ -10,11 +10,12 @@ import {
   lookupKeyOf,
 } from "../shared/http.js";
 import { JsonlLedger } from "../shared/ledger.js";
+import { addRefundRoutes, type Refund } from "./refunds.js";
 
 /**
  * A fake card-payment provider over real HTTP, shaped like the ones the seed talks about: it
  * deduplicates by `Idempotency-Key` (unless told not to), can be asked what happened to a key,
- * and fails in every way a real one does.
+ * and fails in every way a real one does. It refunds too (`./refunds.ts`).
  */
 
 export const paymentFaultsSchema = z.strictObject({
@@ -22,7 +23,7 @@ export const paymentFaultsSchema = z.strictObject({
   /** Fraction of new payments declined (402), drawn from the seeded random. */
   declineRate: z.number().min(0).max(1),
   /**
-   * The provider ignores idempotency keys: the same key charges again every time. A client must
+   * The provider ignores idempotency keys: the same key charges (or refunds) again every time. A client must
    * then look up by key and never retry blindly. Lookup still finds the latest charge for a key.
    */
   noIdempotency: z.boolean(),
@@ -61,6 +62,7 @@ export interface Decline extends PaymentRequest {
 export interface PaymentLedger extends Record<string, object[]> {
   charges: Charge[];
   declines: Decline[];
+  refunds: Refund[];
 }
 
 export interface PaymentProviderOptions {
@@ -98,7 +100,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
   const clock = options.clock ?? systemClock;
   const random = seededRandom(options.seed ?? 1);
   const faults = new FaultSettings(paymentFaultsSchema, noPaymentFaults, options.faults);
-  const ledger = new JsonlLedger<PaymentLedger>(["charges", "declines"], options.ledgerPath);
+  const ledger = new JsonlLedger<PaymentLedger>(["charges", "declines", "refunds"], options.ledgerPath);
   // Counting on from a loaded ledger keeps ids unique across restarts of the provider.
   let counter = ledger.data.charges.length + ledger.data.declines.length;
   const ids = options.ids ?? { next: () => `pay_${String(++counter).padStart(6, "0")}` };
@@ -171,6 +173,8 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
       ? { paymentId: found.outcome.entry.paymentId, status: "succeeded", orderId, amount, currency }
       : { status: "declined", reason: found.outcome.entry.reason, orderId, amount, currency };
   });
+
+  addRefundRoutes({ provider, faults, random, clock, ledger });
 
   const url = await provider.listen(options.host ?? "127.0.0.1", options.port ?? 0);
   return {

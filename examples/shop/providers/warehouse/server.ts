@@ -1,6 +1,7 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Clock, type IdGenerator, seededRandom, systemClock } from "oncely";
 import { z } from "zod";
-import { baseFaultsShape, drawFaults, FaultSettings, noBaseFaults } from "../shared/faults.js";
+import { baseFaultsShape, drawFaults, type FaultPlan, FaultSettings, noBaseFaults } from "../shared/faults.js";
 import {
   badRequest,
   canonicalJson,
@@ -25,9 +26,17 @@ export const warehouseFaultsSchema = z.strictObject({
   /** Fraction of shipments whose webhook is held back `lateMs` after shipping. */
   lateRate: z.number().min(0).max(1),
   lateMs: z.number().int().min(0),
+  /** Fraction of new picklists refused for good (422, out of stock), drawn from the seeded random. */
+  outOfStockRate: z.number().min(0).max(1),
 });
 export type WarehouseFaults = z.infer<typeof warehouseFaultsSchema>;
-export const noWarehouseFaults: WarehouseFaults = { ...noBaseFaults, duplicateRate: 0, lateRate: 0, lateMs: 0 };
+export const noWarehouseFaults: WarehouseFaults = {
+  ...noBaseFaults,
+  duplicateRate: 0,
+  lateRate: 0,
+  lateMs: 0,
+  outOfStockRate: 0,
+};
 
 export const picklistRequestSchema = z.strictObject({
   orderId: z.string().min(1, "must not be empty"),
@@ -41,6 +50,7 @@ export const picklistRequestSchema = z.strictObject({
     .min(1, "must hold at least one line"),
 });
 export type PicklistRequest = z.infer<typeof picklistRequestSchema>;
+export const picklistCancellationSchema = z.strictObject({ orderId: z.string().min(1, "must not be empty") });
 
 export interface Picklist extends PicklistRequest {
   picklistId: string;
@@ -66,10 +76,25 @@ export interface WebhookAttempt {
   error?: string;
   at: string;
 }
+/** A picklist refused for good: nothing of it will ship. */
+export interface Stockout extends PicklistRequest {
+  idempotencyKey: string;
+  reason: string;
+  at: string;
+}
+/** An order whose picklists the shop cancelled before any shipped: none of them ships. */
+export interface PicklistCancellation {
+  orderId: string;
+  idempotencyKey: string;
+  picklistIds: string[];
+  at: string;
+}
 export interface WarehouseLedger extends Record<string, object[]> {
   picklists: Picklist[];
   shipments: Shipment[];
   webhooks: WebhookAttempt[];
+  stockouts: Stockout[];
+  cancellations: PicklistCancellation[];
 }
 
 /** What the shop receives at `POST {shopUrl}/webhooks/warehouse`. */
@@ -123,7 +148,10 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
   const clock = options.clock ?? systemClock;
   const random = seededRandom(options.seed ?? 1);
   const faults = new FaultSettings(warehouseFaultsSchema, noWarehouseFaults, options.faults);
-  const ledger = new JsonlLedger<WarehouseLedger>(["picklists", "shipments", "webhooks"], options.ledgerPath);
+  const ledger = new JsonlLedger<WarehouseLedger>(
+    ["picklists", "shipments", "webhooks", "stockouts", "cancellations"],
+    options.ledgerPath,
+  );
   const retry: WebhookRetry = {
     timeoutMs: 2000,
     maxAttempts: 10,
@@ -147,6 +175,9 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
   };
   for (const picklist of ledger.data.picklists) remember(picklist);
   const shipmentOf = (picklistId: string) => ledger.data.shipments.find((s) => s.picklistId === picklistId);
+  const cancelled = (orderId: string) => ledger.data.cancellations.some((c) => c.orderId === orderId);
+  /** Refusals per key, replayed like any answer (a refusal is final). */
+  const stockoutByKey = new Map(ledger.data.stockouts.map((s) => [s.idempotencyKey, s]));
 
   const provider = createProviderApp({ name: "warehouse", faults, clock, ledger: () => ledger.data });
   const { app, closing } = provider;
@@ -209,6 +240,8 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     try {
       await clock.sleep(shipDelayMs, closing);
       let shipment = shipmentOf(picklist.picklistId);
+      // Cancelled before it shipped: it never ships (checked here and in the cancel, one process: no gap between).
+      if (!shipment && cancelled(picklist.orderId)) return;
       if (!shipment) {
         const shipmentId = shipmentIds.next();
         shipment = {
@@ -245,18 +278,36 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     if (!delivered) track(ship(picklist, { late: false, duplicate: false }));
   }
 
+  const refuse = (request: FastifyRequest, reply: FastifyReply, plan: FaultPlan, reason: string) =>
+    provider.answer(request, reply, plan, 422, { status: "refused", reason });
+
   app.post("/picklists", async (request, reply) => {
     const parsed = keyedRequest(request, reply, picklistRequestSchema);
     if (!parsed) return reply;
     const { key, body } = parsed;
     const plan = drawFaults(faults.get(), random);
     const shipping = drawShipping();
+    const stockDraw = random.next();
     if (plan.fail) return injectedFailure(reply);
 
+    const refused = stockoutByKey.get(key);
+    if (refused) return refuse(request, reply, plan, refused.reason);
     const prior = byKey.get(key);
     if (prior) {
       const first = { request: prior.request, status: 202, body: { picklistId: prior.picklist.picklistId } };
       return provider.replay(request, reply, plan, key, first, body);
+    }
+    if (cancelled(body.orderId)) return refuse(request, reply, plan, `order ${body.orderId} was cancelled`);
+    if (stockDraw < faults.get().outOfStockRate) {
+      const stockout: Stockout = {
+        idempotencyKey: key,
+        ...body,
+        reason: `out of stock: ${body.lines.map((l) => l.sku).join(", ")}`,
+        at: new Date(clock.now()).toISOString(),
+      };
+      ledger.append("stockouts", stockout);
+      stockoutByKey.set(key, stockout);
+      return refuse(request, reply, plan, stockout.reason);
     }
     const picklist: Picklist = {
       picklistId: ids.next(),
@@ -284,6 +335,40 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       lines: found.picklist.lines,
       ...(shipment ? { shipmentId: shipment.shipmentId } : {}),
     };
+  });
+
+  /**
+   * Cancels every picklist of an order that has not shipped, and refuses any later one: 200 with
+   * the ids, or 422 when one already shipped (too late: the shop records shipped-before-cancel).
+   * Once per key; a repeat answers the same.
+   */
+  app.post("/picklist-cancellations", async (request, reply) => {
+    const parsed = keyedRequest(request, reply, picklistCancellationSchema);
+    if (!parsed) return reply;
+    const { key, body } = parsed;
+    const plan = drawFaults(faults.get(), random);
+    if (plan.fail) return injectedFailure(reply);
+    const prior = ledger.data.cancellations.find((c) => c.idempotencyKey === key);
+    if (prior) return provider.answer(request, reply, plan, 200, { cancelled: prior.picklistIds });
+    const picklists = ledger.data.picklists.filter((p) => p.orderId === body.orderId);
+    const shipped = picklists.map((p) => shipmentOf(p.picklistId)).find((s) => s !== undefined);
+    if (shipped) return refuse(request, reply, plan, `already shipped as ${shipped.shipmentId}`);
+    const entry: PicklistCancellation = {
+      orderId: body.orderId,
+      idempotencyKey: key,
+      picklistIds: picklists.map((p) => p.picklistId),
+      at: new Date(clock.now()).toISOString(),
+    };
+    ledger.append("cancellations", entry);
+    return provider.answer(request, reply, plan, 200, { cancelled: entry.picklistIds });
+  });
+
+  app.get("/picklist-cancellations", async (request, reply) => {
+    const key = lookupKeyOf(request);
+    if (!key.ok) return reply.code(400).send(badRequest(key.issues));
+    const found = ledger.data.cancellations.find((c) => c.idempotencyKey === key.value);
+    if (!found) return reply.code(404).send({ error: `no cancellation for Idempotency-Key "${key.value}"` });
+    return { status: "cancelled", orderId: found.orderId, cancelled: found.picklistIds };
   });
 
   const url = await provider.listen(options.host ?? "127.0.0.1", options.port ?? 0);

@@ -48,7 +48,8 @@ function placeOrderWith(schema: ReturnType<typeof orderBodySchema>, body: unknow
   }
 }
 
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+/** The `Idempotency-Key` header, validated; undefined when absent. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const raw = request.headers["idempotency-key"];
   if (raw === undefined) return undefined;
   const parsed = idempotencyKeySchema.safeParse(raw);
