@@ -31,5 +31,8 @@ export default defineConfig({
     ],
     testTimeout: 30_000,
     pool: "forks",
+    // Most int and e2e files wait on PostgreSQL, NATS, child processes and timers rather than on
+    // this process's CPU; vitest's default on 2 cores is one worker at a time.
+    maxWorkers: 2,
   },
 });
