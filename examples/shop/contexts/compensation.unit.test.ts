@@ -3,38 +3,10 @@ import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
 import { cancelShippingId, fulfillment, fulfillmentDone } from "../fulfillment/process.js";
 import { picklistCancelKey, shipmentActor } from "../shipping/actor.js";
+import { decide, envelope, id, placed, processed } from "./fixtures.js";
 
 /** Shipping and the fulfillment process answering a cancellation, and Shipping giving up on an out-of-stock picklist. */
 
-const id = "42";
-// biome-ignore lint/suspicious/noExplicitAny: any actor of the shop
-function decide(actor: any, events: Typed[], command: Typed): Decision {
-  const { state } = given(actor, events, { id });
-  return actor.decide(command, state, { address: `${actor.type}/${id}`, id, now: 0, messageId: undefined, version: 0 });
-}
-const envelope = (type: string, source: string, version: number, payload: object): Envelope => ({
-  eventId: `${source}:${id}:${type}`,
-  type,
-  source,
-  aggregateId: id,
-  aggregateVersion: version,
-  occurredAt: "2026-01-01T00:00:00.000Z",
-  correlationId: id,
-  causationId: "c",
-  payload,
-});
-const placed = envelope("OrderPlaced", "ordering", 1, {
-  orderId: id,
-  currency: "EUR",
-  amount: 2500,
-  lines: [{ sku: "book", quantity: 2, unitPrice: 1250 }],
-});
-const processed = envelope("PaymentProcessed", "payment", 1, {
-  orderId: id,
-  paymentId: "pay_1",
-  amount: 2500,
-  currency: "EUR",
-});
 const cancelled = envelope("OrderCancelled", "ordering", 2, { orderId: id, reason: "changed my mind" });
 const start = { type: "StartShipping" as const, orderId: id, lines: [{ sku: "book", quantity: 2 }] };
 /** A failed outcome as the dispatcher sends it: the kind is the requested effect's (outcomes are routed by kind). */
@@ -87,7 +59,11 @@ describe("shipping context: cancel and out of stock", () => {
   it("records the warehouse's refusal to cancel (already shipped) without asking again", () => {
     const started = decide(shipmentActor, [], start).events ?? [];
     const cancel = decide(shipmentActor, started, { type: "CancelShipping", orderId: id } as Typed).events ?? [];
-    const refused = decide(shipmentActor, [...started, ...cancel], failed(picklistCancelKey(id), "already shipped", "picklist-cancel"));
+    const refused = decide(
+      shipmentActor,
+      [...started, ...cancel],
+      failed(picklistCancelKey(id), "already shipped", "picklist-cancel"),
+    );
     expect(refused.events).toEqual([
       { type: "PicklistCancelRefused", key: picklistCancelKey(id), reason: "already shipped", via: "run" },
     ]);

@@ -1,4 +1,4 @@
-import type { ActorDefinition, Decision, EffectOutcome, Envelope, OutcomeOf, Typed } from "oncely";
+import type { EffectOutcome, Envelope, OutcomeOf, Typed } from "oncely";
 import { CommandRejectedError } from "oncely";
 import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
@@ -8,22 +8,9 @@ import { devShopKeys, shopSigner } from "../integration/keys.js";
 import { paymentActor, paymentRoute } from "../payment/actor.js";
 import { MAX_PICKLIST_ATTEMPTS, picklistKey, shipmentActor, UnknownShipmentError } from "../shipping/actor.js";
 import { orderFacts, orderTimeline, readOrderView } from "../views/order-views.js";
+import { decide, envelope, id, placed, processed } from "./fixtures.js";
 import { shopWorld } from "./harness.js";
 
-const id = "42";
-
-/** The decision itself (given/when/then answers with assertions; these tests read the decision's parts). */
-// biome-ignore lint/suspicious/noExplicitAny: any actor of the shop
-function decide<E extends Typed>(actor: ActorDefinition<any, any, E, any>, events: E[], command: Typed): Decision<E> {
-  const { state } = given(actor, events, { id });
-  return actor.decide(command, state, {
-    address: `${actor.type}/${id}`,
-    id,
-    now: 0,
-    messageId: undefined,
-    version: events.length,
-  });
-}
 /** The input each effect was requested with, as the dispatcher copies it from the outbox row into the outcome. */
 const inputs = {
   payment: { orderId: id, amount: 2500, currency: "EUR" },
@@ -49,29 +36,6 @@ const outcome = (
   } as EffectOutcome;
 };
 
-const envelope = (type: string, source: string, version: number, payload: object, orderId = id): Envelope => ({
-  eventId: `${source}:${orderId}:${type}`,
-  type,
-  source,
-  aggregateId: orderId,
-  aggregateVersion: version,
-  occurredAt: "2026-01-01T00:00:00.000Z",
-  correlationId: orderId,
-  causationId: "c",
-  payload,
-});
-const placed = envelope("OrderPlaced", "ordering", 1, {
-  orderId: id,
-  currency: "EUR",
-  amount: 2500,
-  lines: [{ sku: "book", quantity: 2, unitPrice: 1250 }],
-});
-const processed = envelope("PaymentProcessed", "payment", 1, {
-  orderId: id,
-  paymentId: "pay_1",
-  amount: 2500,
-  currency: "EUR",
-});
 const picklist = envelope("PicklistAccepted", "shipping", 1, { orderId: id, picklistId: "pck_1" });
 const shipped = envelope("OrderShipped", "shipping", 2, {
   orderId: id,
