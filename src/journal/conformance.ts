@@ -736,6 +736,12 @@ export function journalConformance(
             (r) => r.id,
           ),
         ).toEqual(["e1"]);
+        // A finished row is never claimed, even when a claim names its status.
+        expect(await j.forceOutbox("m1", { status: "done", outcome: "settled" }, T0 + 20)).toBe(true);
+        expect(await j.forceOutbox("v1", { status: "dead" }, T0 + 20)).toBe(true);
+        expect(
+          await j.claimOutbox({ owner: "x", now: T0 + 20, leaseMs: 10, limit: 10, statuses: ["done", "dead"] }),
+        ).toEqual([]);
       });
 
       it("claims in stream order: a row waits while an earlier row of its stream and category is unfinished", async () => {

@@ -26,9 +26,12 @@ export function newOutboxRow(row: NewOutboxRow, now: number, seq: number): Outbo
   };
 }
 
+/** A finished row (done or dead) is never claimed, whatever statuses a claim asks for. */
+export const isFinished = (status: OutboxRow["status"]): boolean => status === "done" || status === "dead";
+
 export function claimable(row: OutboxRow, options: ClaimOptions): boolean {
   const statuses = options.statuses ?? ["pending"];
-  if (!statuses.includes(row.status)) return false;
+  if (!statuses.includes(row.status) || isFinished(row.status)) return false;
   if (options.categories && !options.categories.includes(row.category)) return false;
   if (row.notBefore > options.now) return false;
   return row.leaseUntil === null || row.leaseUntil <= options.now;

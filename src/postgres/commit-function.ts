@@ -1,3 +1,4 @@
+import { KEY_LOOKUP_PLANS } from "./key-lookup-plans.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -57,9 +58,12 @@ const effectKeyCheck = (t: Tables, withoutTrace: boolean): string => `
 export const identity = (payload: string): string =>
   `(CASE WHEN jsonb_typeof(${payload}) = 'object' THEN ${payload} - 'trace' ELSE ${payload} END)`;
 
-export const commitFunctionSql = (t: Tables, options: { checkEffectKeys?: boolean | "without-trace" } = {}): string => `
+export const commitFunctionSql = (
+  t: Tables,
+  options: { checkEffectKeys?: boolean | "without-trace"; keyLookups?: boolean } = {},
+): string => `
 CREATE OR REPLACE FUNCTION ${t.commitFunction}(p_commits text[], p_channel text) RETURNS text[]
-LANGUAGE plpgsql AS $oncely$
+LANGUAGE plpgsql ${options.keyLookups ? KEY_LOOKUP_PLANS : ""} AS $oncely$
 DECLARE
   v_results text[] := ARRAY[]::text[];
   v_raw text;

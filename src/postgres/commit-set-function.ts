@@ -1,4 +1,5 @@
 import { identity } from "./commit-function.js";
+import { KEY_LOOKUP_PLANS } from "./key-lookup-plans.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -29,9 +30,9 @@ import type { Tables } from "./tables.js";
  * refuses, e.g. a NUL byte in JSON text) takes the same fallback, so the set path never decides a
  * commit's fate differently from the per-commit path.
  */
-export const commitSetFunctionSql = (t: Tables): string => `
+export const commitSetFunctionSql = (t: Tables, options: { keyLookups?: boolean } = {}): string => `
 CREATE OR REPLACE FUNCTION ${t.commitSetFunction}(p_commits text[], OUT results text[], OUT notify boolean)
-LANGUAGE plpgsql AS $oncely$
+LANGUAGE plpgsql ${options.keyLookups ? KEY_LOOKUP_PLANS : ""} AS $oncely$
 DECLARE
   v_c jsonb[];
   v_n integer := coalesce(cardinality(p_commits), 0);

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { commitFunctionSql } from "./commit-function.js";
 import { commitSetFunctionSql } from "./commit-set-function.js";
+import { openRowIndexesSql } from "./key-lookup-plans.js";
 import { publishedLogSql } from "./published-log.js";
 import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
@@ -114,6 +115,15 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 5, sql: (t) => commitSetFunctionSql(t) },
   // The same check, leaving out the trace context an effect row's payload carries (`payload.trace`).
   { version: 6, sql: (t) => commitFunctionSql(t, { checkEffectKeys: "without-trace" }) },
+  // Both commit functions plan key lookups as index probes (KEY_LOOKUP_PLANS), and the outbox's claim
+  // and stream-order indexes keep only the rows still to run.
+  {
+    version: 7,
+    sql: (t) =>
+      commitFunctionSql(t, { checkEffectKeys: "without-trace", keyLookups: true }) +
+      commitSetFunctionSql(t, { keyLookups: true }) +
+      openRowIndexesSql(t.qschema, t.outbox),
+  },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

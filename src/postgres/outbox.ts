@@ -10,7 +10,8 @@ import type { Tables } from "./tables.js";
  * claimer is taking right now are skipped, not waited for), the UPDATE sets our lease. A row whose
  * lease another claimer set after our snapshot is re-checked against the committed row when we lock
  * it, so it is never handed out twice. `inStreamOrder` holds a row back while an earlier row of its
- * stream and category is unfinished (leased or not).
+ * stream and category is unfinished (leased or not). A finished row (done, dead) is never claimed;
+ * saying so literally lets the planner use the claim index, which holds only unfinished rows.
  * MATERIALIZED: the locking SELECT runs exactly once, so a claim can never take more than
  * `limit` rows (an `IN (subselect)` may be re-evaluated by some plans).
  * Every claim rescans the due rows instead of reading past a position, so a row whose transaction
@@ -25,7 +26,7 @@ export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Pro
   const result = await q.query(
     `WITH due AS MATERIALIZED (
        SELECT c.id FROM ${t.outbox} c
-       WHERE c.status = ANY($4::text[])
+       WHERE c.status = ANY($4::text[]) AND c.status NOT IN ('done', 'dead')
          AND ($5::text[] IS NULL OR c.category = ANY($5::text[]))
          AND c.not_before <= $3
          AND (c.lease_until IS NULL OR c.lease_until <= $3)

@@ -13,7 +13,7 @@ export function claimOutbox(sql: Sql, o: ClaimOptions): OutboxRow[] {
       `UPDATE outbox SET lease_owner = @owner, lease_until = @leaseUntil, updated_at = @now
        WHERE id IN (
          SELECT c.id FROM outbox c
-         WHERE c.status IN (SELECT value FROM json_each(@statuses))
+         WHERE c.status IN (SELECT value FROM json_each(@statuses)) AND c.status NOT IN ('done', 'dead')
            AND (@categories IS NULL OR c.category IN (SELECT value FROM json_each(@categories)))
            AND c.not_before <= @now
            AND (c.lease_until IS NULL OR c.lease_until <= @now)
