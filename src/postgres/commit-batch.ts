@@ -16,6 +16,7 @@ import {
 } from "../journal/encode.js";
 import type { BatchOutcome } from "../journal/group-commit.js";
 import { mapPgError } from "./errors.js";
+import { prepared } from "./prepared.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -207,10 +208,12 @@ export async function commitBatch(
   // A lone commit skips the set path: its fixed cost (a statement per table, even when empty) is
   // more than one subtransaction (measured: a median of 32 against 21 ms per call, under heavy load).
   const fn = writes.length === 1 ? t.commitFunction : t.commitBatchFunction;
-  const result = await q.query(`SELECT ${fn}($1::text[], $2) AS r`, [
-    writes.map((w) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w))),
-    t.channel,
-  ]);
+  const result = await q.query(
+    prepared(`SELECT ${fn}($1::text[], $2) AS r`, [
+      writes.map((w) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w))),
+      t.channel,
+    ]),
+  );
   const answers = result.rows[0].r as string[];
   return writes.map((w, index) => outcomeOf(w, JSON.parse(answers[index] as string) as FunctionResult));
 }

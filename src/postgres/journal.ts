@@ -43,6 +43,7 @@ import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
 import { readPublished } from "./read-published.js";
+import { readStreams, type StreamRead } from "./read-streams.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool } from "./sql.js";
 import * as streams from "./streams.js";
@@ -94,6 +95,8 @@ export class PostgresJournal implements Journal {
   private readonly publishedListener: OutboxListener;
   private closed = false;
   private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
+  /** Stream reads that arrive together go to the server as one statement (see read-streams.ts). */
+  private readonly streamReads: GroupCommitter<StreamRead, EventRecord[]>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
   lastPoolError: Error | undefined;
 
@@ -124,6 +127,12 @@ export class PostgresJournal implements Journal {
       keysOf: writeKeys,
       start: "next-turn",
     });
+    // Reads change nothing, so batches need no keys; two in flight keep a long replay from holding
+    // up the others. A page read is complete when it resolves: its batch started after the call.
+    this.streamReads = new GroupCommitter(
+      async (reads) => (await this.read((q) => readStreams(q, this.tables, reads))).map((ok) => ({ ok })),
+      { maxInFlight: 2, start: "next-turn" },
+    );
   }
 
   /** Batch sizes seen by group commit (benchmarks, metrics). */
@@ -188,7 +197,7 @@ export class PostgresJournal implements Journal {
   }
 
   readStream(stream: string, fromVersion = 1, limit = Number.POSITIVE_INFINITY): Promise<EventRecord[]> {
-    return this.read((q) => streams.readStream(q, this.tables, stream, fromVersion, limit));
+    return this.streamReads.submit({ stream, fromVersion, limit });
   }
 
   streamVersion(stream: string): Promise<number> {

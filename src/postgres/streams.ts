@@ -1,6 +1,7 @@
-import { eventRecord, snapshotRecord } from "../journal/sql-rows.js";
-import type { EventRecord, SnapshotRecord } from "../journal/types.js";
-import { EVENT_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
+import { snapshotRecord } from "../journal/sql-rows.js";
+import type { SnapshotRecord } from "../journal/types.js";
+import { SNAPSHOT_COLUMNS } from "./columns.js";
+import { prepared } from "./prepared.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -8,34 +9,15 @@ import type { Tables } from "./tables.js";
 export const sqlLimit = (limit: number | undefined): number | null =>
   limit === undefined || !Number.isFinite(limit) ? null : Math.max(0, Math.floor(limit));
 
-export async function readStream(
-  q: Queryable,
-  t: Tables,
-  stream: string,
-  fromVersion: number,
-  limit: number,
-): Promise<EventRecord[]> {
-  const from = Math.floor(fromVersion);
-  const max = sqlLimit(limit);
-  // Versions have no holes, so a page is exactly [from, from + limit). The upper bound keeps the
-  // plan a short index range even before the planner's statistics know the stream is large
-  // (otherwise it may fetch and sort the whole tail for every page).
-  const result = await q.query(
-    `SELECT ${EVENT_COLUMNS} FROM ${t.events}
-     WHERE stream = $1 AND version >= $2 AND ($3::bigint IS NULL OR version < $2::bigint + $3::bigint)
-     ORDER BY version LIMIT $3`,
-    [stream, from, max],
-  );
-  return result.rows.map(eventRecord);
-}
-
 export async function streamVersion(q: Queryable, t: Tables, stream: string): Promise<number> {
-  const result = await q.query(`SELECT coalesce(max(version), 0) AS v FROM ${t.events} WHERE stream = $1`, [stream]);
+  const result = await q.query(
+    prepared(`SELECT coalesce(max(version), 0) AS v FROM ${t.events} WHERE stream = $1`, [stream]),
+  );
   return Number(result.rows[0].v);
 }
 
 export async function latestSnapshot(q: Queryable, t: Tables, stream: string): Promise<SnapshotRecord | undefined> {
-  const result = await q.query(`SELECT ${SNAPSHOT_COLUMNS} FROM ${t.snapshots} WHERE stream = $1`, [stream]);
+  const result = await q.query(prepared(`SELECT ${SNAPSHOT_COLUMNS} FROM ${t.snapshots} WHERE stream = $1`, [stream]));
   return result.rows[0] ? snapshotRecord(result.rows[0]) : undefined;
 }
 
