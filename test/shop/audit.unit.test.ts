@@ -115,6 +115,7 @@ function clean(): AuditInput {
       ],
       stockouts: [],
       cancellations: [{ orderId: "C", idempotencyKey: "order:C:picklist-cancel", picklistIds: [], at }],
+      shortages: [],
     },
   };
   return {
