@@ -79,7 +79,15 @@ export interface AuditReport {
   /** Refunds in the payment ledger: how many, their sum, and the sum of all charges (minor units, currencies mixed). */
   refunds: { total: number; amount: number; charged: number };
   emails: { total: number; keys: number; maxPerKey: number };
-  picklists: { total: number; orders: number; maxPerOrder: number; stockouts: number; cancelled: number };
+  picklists: {
+    total: number;
+    orders: number;
+    maxPerOrder: number;
+    stockouts: number;
+    cancelled: number;
+    /** Accepted picklists the warehouse reported lines of as unavailable (one adjustment each). */
+    shortShipped: number;
+  };
   shipments: { total: number; maxPerOrder: number; shippedBeforeCancel: number };
   duplicates: {
     webhookDeliveriesBeyondFirst: number;
@@ -312,6 +320,7 @@ export function audit(input: AuditInput): AuditReport {
       maxPerOrder: max(picklistsByOrder),
       stockouts: ledgers.warehouse.stockouts.length,
       cancelled: ledgers.warehouse.cancellations.length,
+      shortShipped: ledgers.warehouse.shortages.length,
     },
     shipments: {
       total: ledgers.warehouse.shipments.length,
