@@ -99,6 +99,42 @@ describe("order: cancellation", () => {
     expect(deriveStatus(given(orderActor, sent, { id }).state)).toBe("cancelled");
   });
 
+  it("a confirmation mail that definitely failed is not asked again once cancelled, and calls for no attention", () => {
+    const failedMail = {
+      type: "oncely.effect.failed" as const,
+      key: "order:42:confirmation-email",
+      kind: "email",
+      error: "the provider has no record of this key",
+      attempt: 1,
+      via: "lookup" as const,
+      input: { to: "ada@example.com", template: "order-confirmation", orderId: id },
+    };
+    const cancelled: OrderEvent[] = [
+      ...paid,
+      { type: "OrderCancelled", reason: "r", paymentStatus: "Completed" },
+      cancellationMail,
+      { ...fullRefund, cause: "cancelled" },
+    ];
+    const decision = given(orderActor, cancelled, { id })
+      .when(failedMail as EffectOutcome)
+      .then([
+        {
+          type: "ConfirmationEmailFailed",
+          key: "order:42:confirmation-email",
+          reason: failedMail.error,
+          via: "lookup",
+        },
+      ]);
+    expect(decision.effects).toEqual([]);
+    const settled = [
+      ...cancelled,
+      ...(decision.events ?? []),
+      { type: "CancellationEmailSent", key: "order:42:cancellation-email", messageId: "m1", via: "run" } as OrderEvent,
+      { type: "RefundCompleted", key: "order:42:refund", refundId: "ref-1", via: "run" } as OrderEvent,
+    ];
+    expect(deriveStatus(given(orderActor, settled, { id }).state)).toBe("cancelled");
+  });
+
   it("after payment, before shipment: refund under order:{id}:refund and the cancellation mail in one commit", () => {
     const decision = given(orderActor, paid, { id })
       .when(cancelCommand)
