@@ -225,6 +225,37 @@ describe("order: out of stock", () => {
     });
   });
 
+  it("a partial refund pending when the order is cancelled, then definitely failed, is asked again: the charge comes back whole", () => {
+    const short: IntegrationCommand = {
+      type: "RecordLinesUnavailable",
+      eventId: "shipment:42:lines-unavailable:adj-1",
+      adjustmentId: "adj-1",
+      lines: [{ sku: "pen", quantity: 1 }],
+    };
+    const partial = given(orderActor, paid, { id }).when(short).decision().events ?? [];
+    const pending = [...paid, ...partial];
+    // Cancelled while the 300 is on its way: the full refund takes the other 2500.
+    const cancelled = given(orderActor, pending, { id }).when(cancelCommand);
+    expect(cancelled.decision().effects).toContainEqual({
+      kind: "refund",
+      key: "order:42:refund",
+      input: { paymentId: "pay_1", amount: 2500 },
+    });
+    const history = [...pending, ...(cancelled.decision().events ?? [])];
+    const failed: EffectOutcome = {
+      type: "oncely.effect.failed",
+      key: "order:42:refund:adj-1",
+      kind: "refund",
+      error: "the provider has no record of this key",
+      attempt: 1,
+      via: "lookup",
+    };
+    const again = given(orderActor, history, { id }).when(failed).decision();
+    expect(again.effects).toEqual([
+      { kind: "refund", key: "order:42:refund:adj-1:attempt-2", input: { paymentId: "pay_1", amount: 300 } },
+    ]);
+  });
+
   it("a refund outcome is recorded once; one for a key never asked for is refused", () => {
     const cancelled = given(orderActor, paid, { id }).when(cancelCommand).decision().events ?? [];
     const history = [...paid, ...cancelled];
