@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AuditInput, audit, type Ledgers } from "../../examples/shop/demo/audit.js";
+import { type AuditInput, audit, type Ledgers, viewDisagreements } from "../../examples/shop/demo/audit.js";
 import type { OrderView } from "../../examples/shop/service/order-view.js";
 
 // Hand-made ledgers and views: one completed order (A) and one declined (B). The clean case
@@ -296,6 +296,28 @@ describe("demo audit", () => {
     const [first] = again.ledgers.payment.refunds.filter((r) => r.orderId === "A");
     if (first) first.idempotencyKey = "order:A:refund:adj-1:attempt-2";
     expect(audit(again).violated).toEqual([]);
+  });
+
+  it("expects a LinesUnavailable in the integration timeline per shortage the order recorded", () => {
+    const input = clean();
+    shortShipped(input);
+    const order = input.views.A as OrderView;
+    const timeline = (shipping: string[]) => ({
+      status: "completed",
+      payment: "Processed",
+      shipping: "Shipped",
+      paymentId: "pay_1",
+      shipmentId: "ship_1",
+      timeline: [
+        { source: "ordering", type: "OrderPlaced", aggregateVersion: 1 },
+        { source: "payment", type: "PaymentProcessed", aggregateVersion: 1 },
+        ...shipping.map((type, i) => ({ source: "shipping", type, aggregateVersion: i + 1 })),
+      ],
+    });
+    expect(viewDisagreements("A", order, timeline(["LinesUnavailable", "PicklistAccepted", "OrderShipped"]))).toEqual(
+      [],
+    );
+    expect(viewDisagreements("A", order, timeline(["PicklistAccepted", "OrderShipped"]))).toHaveLength(1);
   });
 
   it("counts a mail asked for again under a new key as one email, and a wrongly settled one as two", () => {
