@@ -141,6 +141,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           if (cancel && isFinalStatus(cancel.status)) {
             // A CancelShipping delivered ahead of the StartShipping sent before it: shipping never starts.
             if (shipment.lines === null) return true;
+            // A picklist refused while the cancel was asked for is not asked again: nothing will ship.
+            if (shipment.picklist.status === "Failed") return true;
             // Cancelled at the warehouse: nothing will ship, once the picklist's own request settled.
             if (cancel.status === "Completed") return isFinalStatus(shipment.picklist.status);
           }

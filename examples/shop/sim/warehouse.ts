@@ -96,7 +96,11 @@ export function warehouseWorker(env: SimEnv): SimWorker {
       for (const execution of accepted(env)) {
         const { orderId } = execution.input;
         if (!room.shipped.has(orderId) && room.cancelled.has(orderId)) continue;
-        if (!room.shipped.has(orderId) && env.random.next() < 0.5) continue;
+        if (!room.shipped.has(orderId) && env.random.next() < 0.5) {
+          // Counted as work: a turn that put a shipment off is not a quiet world (the drain would stop).
+          calls++;
+          continue;
+        }
         const again = acknowledged.has(execution.key);
         if (again && env.random.next() > 0.1) continue;
         // The goods leave before the webhook is called: a cancel from now on is refused.
