@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AuditInput, audit, type Ledgers } from "../../examples/shop/demo/audit.js";
+import { type AuditInput, audit, type Ledgers, viewDisagreements } from "../../examples/shop/demo/audit.js";
 import type { OrderView } from "../../examples/shop/service/order-view.js";
 
 // Hand-made ledgers and views: one completed order (A) and one declined (B). The clean case
@@ -115,6 +115,7 @@ function clean(): AuditInput {
       ],
       stockouts: [],
       cancellations: [{ orderId: "C", idempotencyKey: "order:C:picklist-cancel", picklistIds: [], at }],
+      shortages: [],
     },
   };
   return {
@@ -236,6 +237,12 @@ describe("demo audit", () => {
           reason: "out of stock",
           at,
         });
+        // Mailed as it should be: only the refund is missing.
+        i.ledgers.email.emails.push({
+          ...mail("A", "confirmation-email", "m-A-stock"),
+          idempotencyKey: "order:A:stock-email",
+          template: "order-out-of-stock",
+        });
       },
     ],
     [
@@ -250,6 +257,11 @@ describe("demo audit", () => {
         i.ledgers.payment.refunds = [{ ...refund("C", "foreign", 1000) }];
       },
     ],
+    ["short-shipped-lines-refunded-once", (i) => shortShipped(i, { refunds: [] })],
+    ["short-shipped-lines-refunded-once", (i) => shortShipped(i, { refunds: [399] })],
+    ["short-shipped-lines-refunded-once", (i) => shortShipped(i, { refunds: [200, 200] })],
+    ["one-stock-mail-per-short-or-refused-order", (i) => shortShipped(i, { mails: 0 })],
+    ["one-stock-mail-per-short-or-refused-order", (i) => shortShipped(i, { mails: 2 })],
   ];
 
   const COMPENSATION = [
@@ -260,6 +272,8 @@ describe("demo audit", () => {
     "out-of-stock-refunded",
     "one-cancellation-mail-per-cancelled-order",
     "refund-keys-are-the-orders",
+    "short-shipped-lines-refunded-once",
+    "one-stock-mail-per-short-or-refused-order",
   ];
   it.each(cases)("reports %s when the ledgers or views break it", (name, breakIt) => {
     const input = clean();
@@ -270,6 +284,40 @@ describe("demo audit", () => {
     if (COMPENSATION.includes(name)) expect(report.violated.filter((v) => COMPENSATION.includes(v))).toEqual([name]);
     const check = report.checks.find((c) => c.name === name);
     expect(check?.violations.length).toBeGreaterThan(0);
+  });
+
+  it("passes a short shipment refunded once, exactly the missing lines (at the order's prices), with one stock mail", () => {
+    const input = clean();
+    shortShipped(input);
+    expect(audit(input).violated).toEqual([]);
+    // The refund asked for again after a definite failure counts as the same refund.
+    const again = clean();
+    shortShipped(again);
+    const [first] = again.ledgers.payment.refunds.filter((r) => r.orderId === "A");
+    if (first) first.idempotencyKey = "order:A:refund:adj-1:attempt-2";
+    expect(audit(again).violated).toEqual([]);
+  });
+
+  it("expects a LinesUnavailable in the integration timeline per shortage the order recorded", () => {
+    const input = clean();
+    shortShipped(input);
+    const order = input.views.A as OrderView;
+    const timeline = (shipping: string[]) => ({
+      status: "completed",
+      payment: "Processed",
+      shipping: "Shipped",
+      paymentId: "pay_1",
+      shipmentId: "ship_1",
+      timeline: [
+        { source: "ordering", type: "OrderPlaced", aggregateVersion: 1 },
+        { source: "payment", type: "PaymentProcessed", aggregateVersion: 1 },
+        ...shipping.map((type, i) => ({ source: "shipping", type, aggregateVersion: i + 1 })),
+      ],
+    });
+    expect(viewDisagreements("A", order, timeline(["LinesUnavailable", "PicklistAccepted", "OrderShipped"]))).toEqual(
+      [],
+    );
+    expect(viewDisagreements("A", order, timeline(["PicklistAccepted", "OrderShipped"]))).toHaveLength(1);
   });
 
   it("counts a mail asked for again under a new key as one email, and a wrongly settled one as two", () => {
@@ -345,3 +393,37 @@ describe("demo audit", () => {
     expect(report.unknown.byVia).toEqual({ lookup: 1, unresolved: 1 });
   });
 });
+
+/**
+ * Order A (book 1 × 600, pen 2 × 200) comes up one pen short under adjustment adj-1: by default
+ * refunded 200 under its key, and mailed once; `refunds` and `mails` break it.
+ */
+function shortShipped(input: AuditInput, broken: { refunds?: number[]; mails?: number } = {}): void {
+  const a = input.views.A as OrderView;
+  a.lines = [
+    { sku: "book", quantity: 1, unitPrice: 600 },
+    { sku: "pen", quantity: 2, unitPrice: 200 },
+  ];
+  const missing = [{ sku: "pen", quantity: 1 }];
+  a.stock = { rejected: null, shortages: [{ adjustmentId: "adj-1", lines: missing }] };
+  input.ledgers.warehouse.shortages.push({
+    adjustmentId: "adj-1",
+    picklistId: "pick-A",
+    orderId: "A",
+    lines: missing,
+    eventId: "w-adj-1",
+    at,
+  });
+  for (const [n, amount] of (broken.refunds ?? [200]).entries()) {
+    input.ledgers.payment.refunds.push(
+      refund("A", `order:A:refund:adj-1${n === 0 ? "" : `:attempt-${n + 1}`}`, amount),
+    );
+  }
+  for (let n = 0; n < (broken.mails ?? 1); n++) {
+    input.ledgers.email.emails.push({
+      ...mail("A", "confirmation-email", `m-A-stock-${n}`),
+      idempotencyKey: `order:A:stock-email${n === 0 ? "" : `:${n + 1}`}`,
+      template: "order-out-of-stock",
+    });
+  }
+}

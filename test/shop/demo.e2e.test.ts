@@ -56,6 +56,7 @@ describe("npm start demo, heavy faults, fixed seed", () => {
       // Higher than the defaults, so that 35 orders surely meet cancellations and stockouts.
       cancelRate: 0.25,
       outOfStockRate: 0.2,
+      shortShipRate: 0.2,
       // Waiting budget: the default (60 s + 300 ms per order) ran out with 3 orders still in flight (a refund,
       // a shipping mail) at load 16 on 2 cores; as in the chaos run below, the vitest timeout still bounds it.
       timeoutMs: 180_000,

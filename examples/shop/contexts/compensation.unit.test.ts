@@ -87,4 +87,33 @@ describe("shipping context: cancel and out of stock", () => {
       }),
     ]);
   });
+
+  it("records the warehouse's shortage once per adjustment and publishes LinesUnavailable; refuses one for an order never started", () => {
+    const report = {
+      type: "RecordLinesUnavailable",
+      eventId: "warehouse:adj_1:lines-unavailable",
+      adjustmentId: "adj_1",
+      lines: [{ sku: "book", quantity: 1 }],
+    };
+    const started = decide(shipmentActor, [], start).events ?? [];
+    const decision = decide(shipmentActor, started, report);
+    expect(decision.events).toEqual([
+      { type: "LinesReportedUnavailable", eventId: report.eventId, adjustmentId: "adj_1", lines: report.lines },
+    ]);
+    expect(decision.publish).toEqual([
+      expect.objectContaining({
+        type: "LinesUnavailable",
+        eventId: "shipment:42:lines-unavailable:adj_1",
+        aggregateVersion: 1,
+        payload: { orderId: id, adjustmentId: "adj_1", lines: report.lines },
+      }),
+    ]);
+    // The same adjustment again (another delivery id): nothing recorded, nothing published.
+    const again = decide(shipmentActor, [...started, ...(decision.events ?? [])], {
+      ...report,
+      eventId: "other",
+    } as Typed);
+    expect([again.events ?? [], again.publish ?? []]).toEqual([[], []]);
+    expect(() => decide(shipmentActor, [], report)).toThrow(/shipping never started/);
+  });
 });

@@ -1,12 +1,14 @@
 import { effectOfKey } from "../ordering/effects.js";
-import { refundKey } from "../ordering/refunds.js";
+import { refundBase, refundKey } from "../ordering/refunds.js";
 import type { OrderView } from "../service/order-view.js";
 import type { Ledgers } from "./ledgers.js";
 
 /**
- * The audit's invariants of compensation (cancellations and out-of-stock answered with refunds),
- * read from the providers' ledgers, the ground truth: a refund in the payment ledger is money
- * given back, a shipment in the warehouse's is goods gone, whatever the shop believes.
+ * The audit's invariants of compensation (cancellations, out-of-stock and short shipments answered
+ * with refunds), read from the providers' ledgers, the ground truth: a refund in the payment ledger
+ * is money given back, a shipment in the warehouse's is goods gone, a shortage in the warehouse's
+ * is lines it said it cannot ship, whatever the shop believes. Only the unit prices come from the
+ * order (the providers never see them).
  */
 
 interface AuditedOrder {
@@ -75,6 +77,43 @@ export function compensationChecks(orders: readonly AuditedOrder[], ledgers: Led
       return back === charged ? [] : [`order ${orderId}: out of stock, charged ${charged}, refunded ${back}`];
     }),
   });
+  const views = new Map(orders.map((o) => [o.orderId, o.view]));
+  checks.push({
+    name: "short-shipped-lines-refunded-once",
+    description:
+      "every adjustment the warehouse reported (lines it cannot ship) of a charged order not cancelled is refunded once, exactly those lines' amount, under its own key",
+    violations: ledgers.warehouse.shortages.flatMap((shortage) => {
+      const { orderId, adjustmentId } = shortage;
+      const view = views.get(orderId);
+      // A cancelled order is refunded in full instead (checked above), whatever the warehouse reported.
+      if (view?.cancellation || chargesOf(orderId).length === 0) return [];
+      const key = refundKey(orderId, adjustmentId);
+      const back = refundsOf(orderId).filter((r) => refundBase(r.idempotencyKey) === key);
+      const expected = missingAmount(view?.lines ?? [], shortage.lines);
+      const problems: string[] = [];
+      if (back.length !== 1) problems.push(`order ${orderId}, adjustment ${adjustmentId}: ${back.length} refunds`);
+      if (sum(back) !== expected) {
+        problems.push(
+          `order ${orderId}, adjustment ${adjustmentId}: missing lines worth ${expected}, refunded ${sum(back)}`,
+        );
+      }
+      return problems;
+    }),
+  });
+  const stockMails = (orderId: string) =>
+    ledgers.email.emails.filter(
+      (e) => e.orderId === orderId && effectOfKey(orderId, e.idempotencyKey)?.fact === "stockEmail",
+    ).length;
+  const stockProblems = new Set([...stockoutOrders, ...ledgers.warehouse.shortages.map((s) => s.orderId)]);
+  checks.push({
+    name: "one-stock-mail-per-short-or-refused-order",
+    description: "exactly 1 stock email per charged order the warehouse refused or short-shipped",
+    violations: [...stockProblems].flatMap((orderId) => {
+      if (chargesOf(orderId).length === 0) return [];
+      const got = stockMails(orderId);
+      return got === 1 ? [] : [`order ${orderId}: ${got} stock emails, expected 1`];
+    }),
+  });
   const cancellationMails = (orderId: string) =>
     ledgers.email.emails.filter(
       (e) => e.orderId === orderId && effectOfKey(orderId, e.idempotencyKey)?.fact === "cancellationEmail",
@@ -99,4 +138,15 @@ export function compensationChecks(orders: readonly AuditedOrder[], ledgers: Led
       .map((r) => `refund ${r.refundId} under foreign key ${r.idempotencyKey}`),
   });
   return checks;
+}
+
+/** What the missing lines cost at the order's prices (never more of a sku than was ordered). */
+function missingAmount(
+  ordered: readonly { sku: string; quantity: number; unitPrice: number }[],
+  missing: readonly { sku: string; quantity: number }[],
+): number {
+  return missing.reduce((total, line) => {
+    const match = ordered.find((o) => o.sku === line.sku);
+    return match ? total + Math.min(line.quantity, match.quantity) * match.unitPrice : total;
+  }, 0);
 }

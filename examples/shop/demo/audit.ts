@@ -79,7 +79,15 @@ export interface AuditReport {
   /** Refunds in the payment ledger: how many, their sum, and the sum of all charges (minor units, currencies mixed). */
   refunds: { total: number; amount: number; charged: number };
   emails: { total: number; keys: number; maxPerKey: number };
-  picklists: { total: number; orders: number; maxPerOrder: number; stockouts: number; cancelled: number };
+  picklists: {
+    total: number;
+    orders: number;
+    maxPerOrder: number;
+    stockouts: number;
+    cancelled: number;
+    /** Accepted picklists the warehouse reported lines of as unavailable (one adjustment each). */
+    shortShipped: number;
+  };
   shipments: { total: number; maxPerOrder: number; shippedBeforeCancel: number };
   duplicates: {
     webhookDeliveriesBeyondFirst: number;
@@ -127,11 +135,15 @@ export function viewDisagreements(orderId: string, order: OrderView, view: Integ
   // One OrderPlaced, one payment outcome (plus an attention notice if it went to reconciliation),
   // PicklistAccepted and OrderShipped for a paid order.
   // A cancelled order adds OrderCancelled; its shipping may have stopped anywhere (0 to 2 events).
-  // A picklist refused for good is announced alone (PicklistRejected).
+  // A picklist refused for good is announced alone (PicklistRejected). Each shortage the warehouse
+  // reported adds its LinesUnavailable, in any place among them (webhooks and outcomes race).
   const sources = countBy(view.timeline, (t) => t.source);
   const cancelled = order.cancellation !== null;
   const paid = order.payment.status === "Completed";
-  const expectedShipping = !paid ? [0] : cancelled ? [0, 1, 2] : order.stock.rejected !== null ? [1] : [2];
+  const shortages = order.stock.shortages.length;
+  const expectedShipping = (!paid ? [0] : cancelled ? [0, 1, 2] : order.stock.rejected !== null ? [1] : [2]).map(
+    (n) => n + shortages,
+  );
   if (sources.get("ordering") !== (cancelled ? 2 : 1) || !expectedShipping.includes(sources.get("shipping") ?? 0)) {
     problems.push(
       `order ${orderId}: timeline ${view.timeline.map((t) => `${t.source}:${t.type}@${t.aggregateVersion}`).join(", ")}`,
@@ -312,6 +324,7 @@ export function audit(input: AuditInput): AuditReport {
       maxPerOrder: max(picklistsByOrder),
       stockouts: ledgers.warehouse.stockouts.length,
       cancelled: ledgers.warehouse.cancellations.length,
+      shortShipped: ledgers.warehouse.shortages.length,
     },
     shipments: {
       total: ledgers.warehouse.shipments.length,

@@ -5,6 +5,7 @@ import type {
   Picklist,
   PicklistCancellation,
   Shipment,
+  Shortage,
   Stockout,
   WebhookAttempt,
 } from "../providers/warehouse/server.js";
@@ -19,5 +20,6 @@ export interface Ledgers {
     webhooks: WebhookAttempt[];
     stockouts: Stockout[];
     cancellations: PicklistCancellation[];
+    shortages: Shortage[];
   };
 }

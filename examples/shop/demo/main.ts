@@ -2,7 +2,13 @@ import cliProgress from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
 import { FAULT_LEVELS, type FaultLevel } from "./faults.js";
 import { auditClean, formatResult } from "./print.js";
-import { DEMO_CANCEL_RATE, DEMO_OUT_OF_STOCK_RATE, type DemoProgress, runDemo } from "./run-demo.js";
+import {
+  DEMO_CANCEL_RATE,
+  DEMO_OUT_OF_STOCK_RATE,
+  DEMO_SHORT_SHIP_RATE,
+  type DemoProgress,
+  runDemo,
+} from "./run-demo.js";
 
 /**
  * `npm start`: the demonstration. Places orders through the shop's HTTP API while its worker is
@@ -70,6 +76,12 @@ const program = new Command()
     rate("--out-of-stock-rate"),
     DEMO_OUT_OF_STOCK_RATE,
   )
+  .option(
+    "--short-ship-rate <r>",
+    "fraction of accepted picklists of which the warehouse reports lines it cannot ship, then ships the rest: those lines refunded",
+    rate("--short-ship-rate"),
+    DEMO_SHORT_SHIP_RATE,
+  )
   .option("--payment-no-idempotency", "the payment provider charges on every request: ambiguous charges are looked up")
   .option(
     "--workers <n>",
@@ -107,6 +119,7 @@ const opts = program.opts<{
   chaos?: boolean;
   cancelRate: number;
   outOfStockRate: number;
+  shortShipRate: number;
 }>();
 // --chaos only changes defaults: every flag given explicitly still wins.
 if (opts.chaos) {

@@ -28,7 +28,7 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   );
   add(`  email      ${r.emails.total} emails under ${r.emails.keys} keys (most under one key: ${r.emails.maxPerKey})`);
   add(
-    `  warehouse  ${r.picklists.total} picklists for ${r.picklists.orders} orders (most per order: ${r.picklists.maxPerOrder}), ${r.shipments.total} shipments (most per order: ${r.shipments.maxPerOrder}), ${r.picklists.stockouts} refused out of stock, ${r.picklists.cancelled} orders' picklists cancelled, ${r.shipments.shippedBeforeCancel} shipped before the cancel`,
+    `  warehouse  ${r.picklists.total} picklists for ${r.picklists.orders} orders (most per order: ${r.picklists.maxPerOrder}), ${r.shipments.total} shipments (most per order: ${r.shipments.maxPerOrder}), ${r.picklists.stockouts} refused out of stock, ${r.picklists.shortShipped} shipped short (lines reported unavailable), ${r.picklists.cancelled} orders' picklists cancelled, ${r.shipments.shippedBeforeCancel} shipped before the cancel`,
   );
   add();
   add("Duplicates suppressed");

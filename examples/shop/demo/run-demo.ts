@@ -71,6 +71,11 @@ export interface DemoOptions {
   cancelRate?: number | undefined;
   /** Fraction of picklists the warehouse refuses for good (out of stock). Default `DEMO_OUT_OF_STOCK_RATE`. */
   outOfStockRate?: number | undefined;
+  /**
+   * Fraction of accepted picklists of which the warehouse reports lines it cannot ship, then ships
+   * the rest (the order refunds those lines). Default `DEMO_SHORT_SHIP_RATE`.
+   */
+  shortShipRate?: number | undefined;
   onProgress?(progress: DemoProgress): void;
 }
 
@@ -126,6 +131,7 @@ const EFFECT_TIMEOUT_MS = 1000;
 /** Small, so the default run stays quick, and non-zero, so every run exercises the compensation invariants. */
 export const DEMO_CANCEL_RATE = 0.1;
 export const DEMO_OUT_OF_STOCK_RATE = 0.05;
+export const DEMO_SHORT_SHIP_RATE = 0.05;
 /** When the client cancels, after placing: before payment, between payment and picklist, around the 50 ms shipment. */
 const CANCEL_DELAYS_MS = [0, 15, 40, 70, 150];
 /** Statuses an order ends in. */
@@ -198,7 +204,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const warehouse = await startWarehouseProvider({
       webhookSecret,
       seed: options.seed + 2,
-      faults: { ...profile.warehouse, outOfStockRate: options.outOfStockRate ?? DEMO_OUT_OF_STOCK_RATE },
+      faults: {
+        ...profile.warehouse,
+        outOfStockRate: options.outOfStockRate ?? DEMO_OUT_OF_STOCK_RATE,
+        shortShipRate: options.shortShipRate ?? DEMO_SHORT_SHIP_RATE,
+      },
       shopUrl,
       shipDelayMs: 50,
       // Retries for ~60 s: far longer than a worker restart, so no webhook is given up on.

@@ -99,6 +99,42 @@ describe("order: cancellation", () => {
     expect(deriveStatus(given(orderActor, sent, { id }).state)).toBe("cancelled");
   });
 
+  it("a confirmation mail that definitely failed is not asked again once cancelled, and calls for no attention", () => {
+    const failedMail = {
+      type: "oncely.effect.failed" as const,
+      key: "order:42:confirmation-email",
+      kind: "email",
+      error: "the provider has no record of this key",
+      attempt: 1,
+      via: "lookup" as const,
+      input: { to: "ada@example.com", template: "order-confirmation", orderId: id },
+    };
+    const cancelled: OrderEvent[] = [
+      ...paid,
+      { type: "OrderCancelled", reason: "r", paymentStatus: "Completed" },
+      cancellationMail,
+      { ...fullRefund, cause: "cancelled" },
+    ];
+    const decision = given(orderActor, cancelled, { id })
+      .when(failedMail as EffectOutcome)
+      .then([
+        {
+          type: "ConfirmationEmailFailed",
+          key: "order:42:confirmation-email",
+          reason: failedMail.error,
+          via: "lookup",
+        },
+      ]);
+    expect(decision.effects).toEqual([]);
+    const settled = [
+      ...cancelled,
+      ...(decision.events ?? []),
+      { type: "CancellationEmailSent", key: "order:42:cancellation-email", messageId: "m1", via: "run" } as OrderEvent,
+      { type: "RefundCompleted", key: "order:42:refund", refundId: "ref-1", via: "run" } as OrderEvent,
+    ];
+    expect(deriveStatus(given(orderActor, settled, { id }).state)).toBe("cancelled");
+  });
+
   it("after payment, before shipment: refund under order:{id}:refund and the cancellation mail in one commit", () => {
     const decision = given(orderActor, paid, { id })
       .when(cancelCommand)
@@ -187,6 +223,37 @@ describe("order: out of stock", () => {
       key: "order:42:refund",
       input: { paymentId: "pay_1", amount: 1250 },
     });
+  });
+
+  it("a partial refund pending when the order is cancelled, then definitely failed, is asked again: the charge comes back whole", () => {
+    const short: IntegrationCommand = {
+      type: "RecordLinesUnavailable",
+      eventId: "shipment:42:lines-unavailable:adj-1",
+      adjustmentId: "adj-1",
+      lines: [{ sku: "pen", quantity: 1 }],
+    };
+    const partial = given(orderActor, paid, { id }).when(short).decision().events ?? [];
+    const pending = [...paid, ...partial];
+    // Cancelled while the 300 is on its way: the full refund takes the other 2500.
+    const cancelled = given(orderActor, pending, { id }).when(cancelCommand);
+    expect(cancelled.decision().effects).toContainEqual({
+      kind: "refund",
+      key: "order:42:refund",
+      input: { paymentId: "pay_1", amount: 2500 },
+    });
+    const history = [...pending, ...(cancelled.decision().events ?? [])];
+    const failed: EffectOutcome = {
+      type: "oncely.effect.failed",
+      key: "order:42:refund:adj-1",
+      kind: "refund",
+      error: "the provider has no record of this key",
+      attempt: 1,
+      via: "lookup",
+    };
+    const again = given(orderActor, history, { id }).when(failed).decision();
+    expect(again.effects).toEqual([
+      { kind: "refund", key: "order:42:refund:adj-1:attempt-2", input: { paymentId: "pay_1", amount: 300 } },
+    ]);
   });
 
   it("a refund outcome is recorded once; one for a key never asked for is refused", () => {

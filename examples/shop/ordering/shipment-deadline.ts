@@ -9,7 +9,10 @@ import type { OrderState } from "./state.js";
  * `ShipmentDeadlineMissed` and needs attention ("no shipment within …"), which the status, the
  * views and `oncely_deadline_missed_total{actor_type="order",deadline="shipment"}` show. A late
  * `OrderShipped` still lands and clears it: the reason holds only while the shipment is missing.
- * Nothing is ever cancelled: a timer that fires after the shipment changes nothing.
+ * Nothing is ever cancelled: a timer that fires after the shipment changes nothing. A cancelled
+ * order expects no shipment (the warehouse was asked to cancel the picklist): its timer records
+ * nothing, and a miss recorded before the cancellation no longer calls for attention. (The shop's
+ * simulator found the order that was cancelled after its picklist was accepted ending in attention.)
  *
  * Kept apart from the order's decider, which it wraps, so the order's own rules stay as they are.
  */
@@ -36,7 +39,7 @@ export type OrderStateWithDeadline = OrderState & { shipmentOverdue?: { dueAt: n
 /** The attention reason of a missed shipment deadline, while the shipment is still missing. */
 export function shipmentDeadlineReasons(state: OrderState): string[] {
   const overdue = (state as OrderStateWithDeadline).shipmentOverdue;
-  return overdue && state.shipping.status !== "Completed" ? [overdue.reason] : [];
+  return overdue && state.shipping.status !== "Completed" && !state.cancellation ? [overdue.reason] : [];
 }
 
 type OrderActor = ActorDefinition<OrderState, OrderCommand | EffectOutcome, OrderEvent>;
@@ -82,7 +85,7 @@ export function withShipmentDeadline(order: OrderActor, withinMs: number): Order
 /** The state decides: a shipment recorded, or a deadline already missed, means nothing to do. */
 function shipmentDeadlineFired(command: TimerFired, state: OrderStateWithDeadline, withinMs: number) {
   if (command.name !== SHIPMENT_DEADLINE) return {};
-  if (state.shipping.status === "Completed" || state.shipmentOverdue) return {};
+  if (state.shipping.status === "Completed" || state.shipmentOverdue || state.cancellation) return {};
   const missed: ShipmentDeadlineMissed = {
     type: "ShipmentDeadlineMissed",
     dueAt: command.dueAt,

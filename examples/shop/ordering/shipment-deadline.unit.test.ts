@@ -109,6 +109,15 @@ describe("the order's shipment deadline", () => {
       .thenNothingHappened();
   });
 
+  it("a cancelled order expects no shipment: the timer records nothing, and a miss recorded before the cancel is no reason", () => {
+    const cancelled: OrderEvent = { type: "OrderCancelled", reason: "changed my mind", paymentStatus: "Completed" };
+    given(order, [...before, accepted, cancelled], { id })
+      .when(fired)
+      .thenNothingHappened();
+    const { state } = given(order, [...before, accepted, missed, cancelled], { id });
+    expect(attentionReasons(state).filter((r) => r === missed.reason)).toEqual([]);
+  });
+
   it("refuses a deadline that is not a positive duration", () => {
     expect(() => withShipmentDeadline(orderActor, 0)).toThrow(/positive number of ms, got 0/);
   });

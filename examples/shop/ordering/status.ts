@@ -47,8 +47,11 @@ export function attentionReasons(state: OrderState): string[] {
   for (const [name, fact, attempt] of effects) {
     if (fact.needsReconciliation) reasons.push(`${name} outcome unknown: waits in reconciliation`);
     // A mail's fact is its current attempt, and a failed attempt with attempts left is followed by
-    // the next one in the same commit: a Failed mail here is one whose attempts are spent.
-    if (name !== "payment" && fact.status === "Failed") {
+    // the next one in the same commit: a Failed mail here is one whose attempts are spent. Except
+    // the purchase's mails of a cancelled order, never asked again: the customer no longer needs
+    // them (the shop's simulator found such an order ending in attention).
+    const unwanted = state.cancellation !== null && (name === "confirmation email" || name === "shipping email");
+    if (name !== "payment" && fact.status === "Failed" && !unwanted) {
       reasons.push(`${name} failed${attempt > 1 ? ` (attempt ${attempt})` : ""}: ${fact.reason ?? "no reason"}`);
     }
   }

@@ -247,3 +247,92 @@ describe("warehouse provider: out of stock and cancellation", () => {
     expect(warehouse.ledger.shipments).toHaveLength(1);
   });
 });
+
+describe("warehouse provider: lines it cannot ship after accepting", () => {
+  it("shortShipRate 1: accepts, reports one line unavailable (LinesUnavailable webhook, before OrderShipped), ships the rest", async () => {
+    const { warehouse, receiver } = await start({ faults: { shortShipRate: 1 } });
+    const accepted = await post(warehouse.url, "/picklists", picklist, { key });
+    expect(accepted.status).toBe(202);
+    await warehouse.settled();
+    const [shortage] = warehouse.ledger.shortages;
+    const [shipment] = warehouse.ledger.shipments;
+    if (!shortage || !shipment) throw new Error("expected a shortage and a shipment");
+    expect(warehouse.ledger.shortages).toHaveLength(1);
+    expect(shortage.lines).toHaveLength(1);
+    const missing = shortage.lines[0] as { sku: string; quantity: number };
+    // One whole line of the two is missing; the other ships.
+    expect(picklist.lines).toContainEqual(missing);
+    expect(shipment.lines).toEqual(picklist.lines.filter((l) => l.sku !== missing.sku));
+    expect(receiver.received).toEqual([
+      {
+        eventId: shortage.eventId,
+        type: "LinesUnavailable",
+        orderId: "42",
+        adjustmentId: shortage.adjustmentId,
+        lines: [missing],
+        occurredAt: shortage.at,
+      },
+      expect.objectContaining({ type: "OrderShipped", shipmentId: shipment.shipmentId }),
+    ]);
+    // A replay of the picklist neither reports nor ships again.
+    expect(await post(warehouse.url, "/picklists", picklist, { key })).toEqual(accepted);
+    await warehouse.settled();
+    expect([warehouse.ledger.shortages.length, warehouse.ledger.shipments.length, receiver.received.length]).toEqual([
+      1, 1, 2,
+    ]);
+  });
+
+  it("never short-ships a picklist of a single item, and of one line of several items reports some, never all", async () => {
+    const { warehouse } = await start({ faults: { shortShipRate: 1 } });
+    await post(warehouse.url, "/picklists", { orderId: "1", lines: [{ sku: "pen", quantity: 1 }] }, { key: "k1" });
+    await post(warehouse.url, "/picklists", { orderId: "2", lines: [{ sku: "pen", quantity: 5 }] }, { key: "k2" });
+    await warehouse.settled();
+    expect(warehouse.ledger.shortages.map((s) => s.orderId)).toEqual(["2"]);
+    const missing = warehouse.ledger.shortages[0]?.lines[0]?.quantity ?? 0;
+    expect(missing).toBeGreaterThanOrEqual(1);
+    expect(missing).toBeLessThan(5);
+    const shipped = warehouse.ledger.shipments.find((s) => s.orderId === "2");
+    expect(shipped?.lines).toEqual([{ sku: "pen", quantity: 5 - missing }]);
+  });
+
+  it("a restarted warehouse reports again a shortage nobody acknowledged: the same adjustment, recorded once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "oncely-warehouse-short-"));
+    try {
+      const ledgerPath = join(dir, "warehouse.jsonl");
+      // The shop stand-in refuses the shortage's only attempt (the shipment's webhook gets through).
+      const first = await start({ ledgerPath, faults: { shortShipRate: 1 }, webhook: { maxAttempts: 1 } }, [500]);
+      await post(first.warehouse.url, "/picklists", picklist, { key });
+      await first.warehouse.settled();
+      await first.warehouse.close();
+      const reported = first.warehouse.ledger.shortages;
+      expect(reported).toHaveLength(1);
+      const second = await start({ ledgerPath });
+      await second.warehouse.settled();
+      expect(second.warehouse.ledger.shortages).toEqual(reported);
+      expect(second.receiver.received.map((w) => [w.type, w.eventId])).toEqual([
+        ["LinesUnavailable", reported[0]?.eventId],
+        ["OrderShipped", second.warehouse.ledger.shipments[0]?.eventId],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reports nothing while shortShipRate is 0, and draws nothing: the seeded faults stay as they were", async () => {
+    const runs = await Promise.all(
+      [{}, { shortShipRate: 0 }].map(async (faults) => {
+        const { warehouse } = await start({ seed: 7, faults: { ...faults, outOfStockRate: 0.5 } });
+        const answers = [];
+        for (let i = 0; i < 8; i++) {
+          answers.push(
+            (await post(warehouse.url, "/picklists", { ...picklist, orderId: `o${i}` }, { key: `k${i}` })).status,
+          );
+        }
+        await warehouse.settled();
+        expect(warehouse.ledger.shortages).toEqual([]);
+        return answers;
+      }),
+    );
+    expect(runs[1]).toEqual(runs[0]);
+  });
+});

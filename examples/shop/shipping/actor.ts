@@ -9,7 +9,8 @@ import { attemptKey, type PicklistCancelInput } from "../ordering/effects.js";
  * `order:{orderId}:picklist`) and the warehouse's webhook. It starts only on `StartShipping` from
  * the fulfillment process (which sends it once the payment was processed), and publishes
  * `PicklistAccepted` and `OrderShipped`, each in the commit of the fact it announces, and
- * `PicklistRejected` when nothing will ship (out of stock). `CancelShipping` (the order was
+ * `PicklistRejected` when nothing will ship (out of stock), `LinesUnavailable` when the warehouse
+ * reports lines of an accepted picklist it cannot ship (its webhook). `CancelShipping` (the order was
  * cancelled after shipping started) asks the warehouse to cancel the picklist, which it refuses
  * once shipped.
  */
@@ -27,12 +28,23 @@ export interface RecordShipment {
   /** The warehouse's clock: audit only, never used to order anything. */
   occurredAt: string;
 }
+/**
+ * The warehouse's webhook: it accepted the picklist but cannot ship these lines (one adjustment).
+ * Recorded once per adjustment and published as `LinesUnavailable`: the order refunds those lines.
+ */
+export interface RecordLinesUnavailable {
+  type: "RecordLinesUnavailable";
+  /** The warehouse's webhook event id. */
+  eventId: string;
+  adjustmentId: string;
+  lines: { sku: string; quantity: number }[];
+}
 /** From the fulfillment process, once the order was cancelled after shipping started. */
 export interface CancelShipping {
   type: "CancelShipping";
   orderId: string;
 }
-export type ShipmentCommand = StartShipping | RecordShipment | CancelShipping;
+export type ShipmentCommand = StartShipping | RecordShipment | RecordLinesUnavailable | CancelShipping;
 
 type Via = "run" | "lookup" | "operator";
 export type ShipmentEvent =
@@ -43,6 +55,13 @@ export type ShipmentEvent =
   | { type: "PicklistUnknown"; key: string; error: string; attempt: number }
   | { type: "PicklistNeedsReconciliation"; key: string; error: string }
   | { type: "ShipmentRecorded"; eventId: string; shipmentId: string; occurredAt: string }
+  /** Lines the warehouse accepted and cannot ship: published as LinesUnavailable. */
+  | {
+      type: "LinesReportedUnavailable";
+      eventId: string;
+      adjustmentId: string;
+      lines: { sku: string; quantity: number }[];
+    }
   /** Nothing will ship (the warehouse is out of stock, or refused every attempt): published as PicklistRejected. */
   | { type: "ShippingGivenUp"; reason: string }
   | { type: "ShippingCancelRequested"; key: string }
@@ -67,6 +86,8 @@ export interface ShipmentState {
   };
   rejections: string[];
   shipment: { eventId: string; shipmentId: string; occurredAt: string } | null;
+  /** The warehouse's adjustments (lines it cannot ship), each recorded and published once. */
+  shortages: { adjustmentId: string; lines: { sku: string; quantity: number }[] }[];
   /** Why nothing will ship, once given up (published once). */
   givenUp: string | null;
   /** The cancellation of the picklist at the warehouse, once asked for. */
@@ -90,6 +111,7 @@ export const initialShipmentState = (orderId: string): ShipmentState => ({
   /** Why earlier picklist requests definitely failed. */
   rejections: [],
   shipment: null,
+  shortages: [],
   givenUp: null,
   cancel: null,
   published: 0,
@@ -174,6 +196,13 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
         },
       };
     }
+    case "LinesReportedUnavailable":
+      if (state.shortages.some((s) => s.adjustmentId === event.adjustmentId)) return state;
+      return {
+        ...state,
+        shortages: [...state.shortages, { adjustmentId: event.adjustmentId, lines: event.lines }],
+        published: state.published + 1,
+      };
     case "ShipmentRecorded":
       if (state.shipment) return state;
       return {
@@ -186,7 +215,7 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
 
 const publish = (
   state: ShipmentState,
-  type: "PicklistAccepted" | "OrderShipped" | "PicklistRejected",
+  type: "PicklistAccepted" | "OrderShipped" | "PicklistRejected" | "LinesUnavailable",
   eventId: string,
   payload: unknown,
 ): PublishRequest => ({
@@ -259,6 +288,31 @@ export function decideShipment(
       return {
         events: [event],
         publish: [publish(state, "OrderShipped", eventIds.orderShipped(orderId), payload)],
+        reply: shipmentSummary(evolveShipment(state, event)),
+      };
+    }
+    case "RecordLinesUnavailable": {
+      // Like a shipment: only for an order whose shipping started, so no stream is created for a stranger.
+      if (!state.lines) throw new UnknownShipmentError(orderId);
+      // The same adjustment again (under another event id): already recorded and published.
+      if (state.shortages.some((s) => s.adjustmentId === command.adjustmentId)) {
+        return { reply: { ...shipmentSummary(state), duplicate: true } };
+      }
+      const event: ShipmentEvent = {
+        type: "LinesReportedUnavailable",
+        eventId: command.eventId,
+        adjustmentId: command.adjustmentId,
+        lines: command.lines,
+      };
+      const payload: PayloadOf<"LinesUnavailable"> = {
+        orderId,
+        adjustmentId: command.adjustmentId,
+        lines: command.lines,
+      };
+      const eventId = eventIds.linesUnavailable(orderId, command.adjustmentId);
+      return {
+        events: [event],
+        publish: [publish(state, "LinesUnavailable", eventId, payload)],
         reply: shipmentSummary(evolveShipment(state, event)),
       };
     }
@@ -403,8 +457,13 @@ export const shipmentActor = defineActor<
   initialState: initialShipmentState,
   evolve: evolveShipment,
   decide: decideShipment,
-  // Version 2: given up and cancel facts.
-  snapshot: { every: 50, schemaVersion: 2 },
+  // Version 2: given up and cancel facts. Version 3: shortages.
+  snapshot: {
+    every: 50,
+    schemaVersion: 3,
+    // A version-2 snapshot lacks only the shortages, and none can predate this version.
+    migrate: (state, from) => (from === 2 ? { ...(state as ShipmentState), shortages: [] } : undefined),
+  },
 });
 
 export const shipmentAddress = (orderId: string) => `shipment/${orderId}`;

@@ -12,12 +12,30 @@ import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
 const TOTAL_MS = 200_000;
 const TIMEOUT_MS = 240_000;
 
+/**
+ * The moments the outside world's steps must reach within the default budget (`act:<action>:<moment>`):
+ * a cancel before the payment, between payment and picklist, with the picklist accepted and not
+ * shipped, around the shipment (shipped, the order not told yet) and after it (refused); a
+ * shortage reported before and after the shipment's webhook, and again.
+ */
+const ACT_MOMENTS = [
+  "act:cancel:before-payment",
+  "act:cancel:before-picklist",
+  "act:cancel:before-shipment",
+  "act:cancel:around-shipment",
+  "act:cancel:after-shipment:refused",
+  "act:cancel:again",
+  "act:short-ship:before-shipment",
+  "act:short-ship:after-shipment",
+  "act:short-ship:again",
+];
+
 const failuresOf = (report: SeedsReport) =>
   report.failures.map((f) => ({ seed: f.seed, world: f.world, violations: f.violations, reproduce: f.reproduce }));
 
 describe("the shop under deterministic simulation", () => {
   it(
-    "the seeded world (providers with and without dedup, small snapshot intervals, relay faults): no violation over 150 seeds; the default budget exercises every coverage kind and fault point",
+    "the seeded world (providers with and without dedup, small snapshot intervals, relay faults, cancels, short shipments): no violation over 150 seeds; the default budget exercises every coverage kind, fault point and cancel and short-ship moment",
     async () => {
       // Seeds 1..50 at 250 steps are `npm run sim`'s default budget: it must exercise every kind of
       // coverage and fire every fault point, or a bug on that path could pass it unseen.
@@ -33,6 +51,7 @@ describe("the shop under deterministic simulation", () => {
       const coverage = coverageOf(defaultBudget);
       for (const kind of COVERAGE_KINDS) expect(coverage[kind], kind).toBeGreaterThan(0);
       for (const point of FAULT_POINTS) expect(defaultBudget[`fired:${point}`], point).toBeGreaterThan(0);
+      for (const moment of ACT_MOMENTS) expect(defaultBudget[moment], moment).toBeGreaterThan(0);
     },
     TIMEOUT_MS,
   );

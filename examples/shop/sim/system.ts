@@ -4,6 +4,7 @@ import {
   type Envelope,
   encodeEnvelope,
   failed,
+  isFinalStatus,
   parseAddress,
   type Random,
   Relay,
@@ -17,24 +18,28 @@ import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js"
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys, shopSigner } from "../integration/keys.js";
-import {
-  EFFECT_KINDS,
-  type EmailInput,
-  type PaymentInput,
-  type PicklistInput,
-  type RefundInput,
-} from "../ordering/effects.js";
+import { EFFECT_KINDS, type EmailInput, type PaymentInput, type RefundInput } from "../ordering/effects.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
 import type { PaymentState } from "../payment/actor.js";
-import { type ShipmentState, shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
+import type { ShipmentState } from "../shipping/actor.js";
 import { orderFacts, readOrderView } from "../views/order-views.js";
+import {
+  cancelledNotShippedUnlessRecorded,
+  partialRefundsMatchMissingLines,
+  refundedOnceInFull,
+} from "./compensation-invariants.js";
+import { customerCancels } from "./customer.js";
+import { shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
 
 /**
  * The reference shop under deterministic simulation: every bounded context (ordering, payment,
  * shipping, the fulfillment process, the views) with the real actors, dispatchers, relay and
  * consumers, in-process providers whose ledgers the invariants audit, and a simulated warehouse
- * that ships accepted picklists and calls the webhook at least once (sometimes twice).
+ * that ships accepted picklists and calls the webhook at least once (sometimes twice), cancels
+ * picklists it has not shipped, and reports shortages (`warehouse.ts`). At `act` steps the
+ * customer cancels an order (`customer.ts`) or the warehouse reports lines it cannot ship; the
+ * compensation invariants (`compensation-invariants.ts`) hold the refunds to the ledgers.
  *
  * The broker is a tiny in-memory queue per durable consumer, kept outside the process (it
  * survives crashes, as a broker would): the relay's publish appends to it; the broker worker
@@ -49,9 +54,6 @@ export interface ShopSimOptions {
   /** Fix dedup for every provider (default: the seed draws it per provider). */
   allDedup?: boolean | undefined;
 }
-
-/** The line the simulated warehouse cannot ship (drawn for about one order in ten). */
-const OUT_OF_STOCK = { sku: "sku-3", quantity: 3 };
 
 /** `npm run sim`'s default budget, which the mutation check holds to catching every planted bug. */
 export const SHOP_SIM_DEFAULTS = { seeds: 50, steps: 250 };
@@ -79,17 +81,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         execute: (_input, _key, n) => succeeded({ messageId: `msg_${n}` }),
         policy,
       }),
-      new SimulatedProvider<PicklistInput, { picklistId: string }>({
-        kind: EFFECT_KINDS.picklist,
-        dedups: options.allDedup ?? world.dedups(EFFECT_KINDS.picklist),
-        lookup: true,
-        // Three of the third sku are more than the warehouse has: refused for good, and the order refunds.
-        execute: (input, _key, n) =>
-          input.lines.some((l) => l.sku === OUT_OF_STOCK.sku && l.quantity === OUT_OF_STOCK.quantity)
-            ? failed(`out of stock: ${OUT_OF_STOCK.sku}`)
-            : succeeded({ picklistId: `pck_${n}` }),
-        policy,
-      }),
+      ...warehouseProviders((kind) => options.allDedup ?? world.dedups(kind)),
       new SimulatedProvider<RefundInput, { refundId: string }>({
         kind: EFFECT_KINDS.refund,
         dedups: options.allDedup ?? world.dedups(EFFECT_KINDS.refund),
@@ -114,8 +106,11 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       }),
       relayWorker(env),
       brokerWorker(env),
-      warehouse(env),
+      warehouseWorker(env),
     ],
+    // The customer cancels and the warehouse reports shortages at steps of their own, at moments the seed picks.
+    actions: [customerCancels, shortShip],
+    weights: { act: 3 },
     workload: (random: Random): SimCommand[] =>
       Array.from({ length: options.orders ?? 6 }, (_, i) => {
         const lines = Array.from({ length: 1 + Math.floor(random.next() * 3) }, (_, l) => ({
@@ -133,13 +128,24 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       switch (parseAddress(address).type) {
         case "order": {
           const status = deriveStatus(state as OrderState);
-          return status === "completed" || status === "payment_failed" || status === "out_of_stock";
+          return (
+            status === "completed" || status === "payment_failed" || status === "out_of_stock" || status === "cancelled"
+          );
         }
         case "payment":
           return ["Completed", "Failed"].includes((state as PaymentState).status);
         case "shipment": {
           const shipment = state as ShipmentState;
           if (shipment.givenUp !== null) return true;
+          const cancel = shipment.cancel;
+          if (cancel && isFinalStatus(cancel.status)) {
+            // A CancelShipping delivered ahead of the StartShipping sent before it: shipping never starts.
+            if (shipment.lines === null) return true;
+            // A picklist refused while the cancel was asked for is not asked again: nothing will ship.
+            if (shipment.picklist.status === "Failed") return true;
+            // Cancelled at the warehouse: nothing will ship, once the picklist's own request settled.
+            if (cancel.status === "Completed") return isFinalStatus(shipment.picklist.status);
+          }
           return shipment.shipment !== null && ["Completed", "Failed"].includes(shipment.picklist.status);
         }
         case "fulfillment":
@@ -148,7 +154,15 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           return false;
       }
     },
-    invariants: [oneChargePerPaidOrder, moneyConserved, refundedInFull, viewsAgreeWithOrders, nothingParkedOrDead],
+    invariants: [
+      oneChargePerPaidOrder,
+      moneyConserved,
+      refundedOnceInFull,
+      cancelledNotShippedUnlessRecorded,
+      partialRefundsMatchMissingLines,
+      viewsAgreeWithOrders,
+      nothingParkedOrDead,
+    ],
     reproduce: (seed, steps, run) =>
       [
         `npm run sim -- --seed ${seed}`,
@@ -159,39 +173,6 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         ...(run.snapshotEvery !== undefined ? [`--snapshot-every ${run.snapshotEvery}`] : []),
         `--replay "${steps}"`,
       ].join(" "),
-  };
-}
-
-/**
- * The warehouse: ships every picklist it accepted and calls the shop's webhook until it is
- * acknowledged; now and then it calls again for one already acknowledged (a duplicate webhook).
- */
-function warehouse(env: SimEnv): SimWorker {
-  const picklists = env.providers.find((p) => p.kind === EFFECT_KINDS.picklist) as SimulatedProvider<PicklistInput>;
-  if (!env.outside.has("warehouse:acknowledged")) env.outside.set("warehouse:acknowledged", new Set<string>());
-  const acknowledged = env.outside.get("warehouse:acknowledged") as Set<string>;
-  return {
-    name: "warehouse",
-    async runOnce() {
-      let calls = 0;
-      for (const execution of picklists.executions) {
-        if (!execution.performed || execution.result.outcome !== "succeeded") continue;
-        const again = acknowledged.has(execution.key);
-        if (again && env.random.next() > 0.1) continue;
-        const shipment = {
-          type: "RecordShipment",
-          eventId: `ship:${execution.key}`,
-          shipmentId: `shp_${execution.key}`,
-          occurredAt: new Date(env.clock.now()).toISOString(),
-        };
-        await env.runtime.send(shipmentAddress(execution.input.orderId), shipment, {
-          messageId: warehouseMessageId(shipment.eventId),
-        });
-        acknowledged.add(execution.key);
-        calls++;
-      }
-      return calls;
-    },
   };
 }
 
@@ -381,23 +362,5 @@ const moneyConserved: Invariant = {
         0,
       );
     return kept === owed ? [] : [`provider kept ${kept} but paid orders, less their refunds, amount to ${owed}`];
-  },
-};
-
-/** An order the warehouse refused (out of stock) and that was charged is refunded in full, once, by the provider's record. */
-const refundedInFull: Invariant = {
-  name: "out-of-stock-refunded-in-full",
-  async check(world) {
-    const refunds = providerOf<RefundInput>(world, EFFECT_KINDS.refund);
-    const problems: string[] = [];
-    for (const order of await ordersOf(world)) {
-      const paymentId = order.payment.resultId;
-      if (order.stock.rejected === null || order.payment.status !== "Completed" || paymentId === null) continue;
-      const back = performedSum(refunds, (input) => input.paymentId === paymentId);
-      if (back !== order.details?.amount) {
-        problems.push(`order ${order.orderId}: out of stock, charged ${order.details?.amount}, refunded ${back}`);
-      }
-    }
-    return problems;
   },
 };

@@ -24,6 +24,7 @@ export { PublishAckLost, type PublishFault, PublishRefused, simulatedTransport }
 export {
   type Invariant,
   ProcessDead,
+  type SimAction,
   type SimCommand,
   type SimEnv,
   SimulatedCrash,

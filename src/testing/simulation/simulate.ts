@@ -75,7 +75,7 @@ export interface SimulationResult {
  */
 export async function simulate(system: SimulationSystem, options: SimulationOptions): Promise<SimulationResult> {
   ignoreAbandonedWork();
-  const weights: StepWeights = { ...DEFAULT_WEIGHTS, ...options.weights };
+  const weights: StepWeights = { ...DEFAULT_WEIGHTS, ...system.weights, ...options.weights };
   const steps = Array.isArray(options.steps)
     ? options.steps
     : generateSteps(seededRandom(options.seed ^ 0x2545f491), options.steps ?? 200, weights, system.faultPoints);

@@ -19,7 +19,12 @@ export type Step =
   | { kind: "pause"; pick: number }
   | { kind: "publish-fault"; mode: PublishFault }
   /** Deploy the system's next release (`SimulationSystem.upgrade`) where the run stands; once per run. */
-  | { kind: "upgrade" };
+  | { kind: "upgrade" }
+  /**
+   * The outside world acts where the run stands: one of the system's `actions` (a customer cancels,
+   * a warehouse reports lines it cannot ship), picked and parameterised by `pick`.
+   */
+  | { kind: "act"; pick: number };
 
 export type StepKind = Step["kind"];
 
@@ -39,6 +44,8 @@ export const DEFAULT_WEIGHTS: StepWeights = {
   "publish-fault": 3,
   // Off unless asked for (a system with an `upgrade`): a zero weight leaves every existing seed's steps as they were.
   upgrade: 0,
+  // Off unless a system with `actions` gives it a weight (`SimulationSystem.weights`), for the same reason.
+  act: 0,
 };
 
 /** Which steps are faults (for the report's "faults injected by type"). */
@@ -84,6 +91,7 @@ function makeStep(kind: StepKind, random: Random, pick: () => number, points: re
     case "duplicate":
     case "work":
     case "pause":
+    case "act":
       return { kind, pick: pick() };
     case "tick":
       // Mostly short ticks, sometimes long enough to expire leases and fire backoff timers.
@@ -137,6 +145,8 @@ function formatStep(s: Step): string {
       return `p${s.pick}:${s.mode === "fail" ? "f" : "s"}`;
     case "pause":
       return `z${s.pick}`;
+    case "act":
+      return `a${s.pick}`;
     case "publish-fault":
       return `r:${PUBLISH_CODES[s.mode]}`;
   }
@@ -174,6 +184,7 @@ export function parseSteps(text: string): Step[] {
       if (head === "w") return { kind: "work", pick: num(rest) };
       if (head === "t") return { kind: "tick", ms: num(rest) };
       if (head === "z") return { kind: "pause", pick: num(rest) };
+      if (head === "a") return { kind: "act", pick: num(rest) };
       if (head === "p") {
         const [n, mode] = rest.split(":");
         if (mode !== "f" && mode !== "s") throw new Error(`bad step "${token}": mode must be f or s`);

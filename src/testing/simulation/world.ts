@@ -11,7 +11,7 @@ import { type Budget, Stall } from "./budget.js";
 import { observeCoverage } from "./coverage.js";
 import { type DrawOptions, drawWorld, type WorldDraw, withSnapshotEvery } from "./draw.js";
 import type { SimulatedProvider } from "./provider.js";
-import type { Step } from "./steps.js";
+import type { Step, StepWeights } from "./steps.js";
 import type { PublishFault } from "./transport.js";
 import { clockGuard, SIM_EPOCH } from "./wiring.js";
 
@@ -64,6 +64,18 @@ export interface SimEnv {
   count(name: string): void;
 }
 
+/**
+ * Something the world outside the process does at a step of its own (`act`), at a moment the seed
+ * picks: a customer cancelling an order, a provider reporting news through its callback. It
+ * answers what it did (counted as `act:<name>:<answer>`, so a test can require each moment to be
+ * reached), or undefined when there was nothing to act on. An error it throws is absorbed and
+ * counted like any a client would see.
+ */
+export interface SimAction {
+  name: string;
+  run(env: SimEnv, pick: number): Promise<string | undefined>;
+}
+
 export interface Invariant {
   name: string;
   /** Messages describing violations; empty when the invariant holds. */
@@ -96,6 +108,10 @@ export interface SimulationSystem {
   faultPoints?: readonly FaultPoint[];
   /** The commands to deliver, drawn from the seed. */
   workload(random: Random): SimCommand[];
+  /** What the outside world does at `act` steps (give the step a weight in `weights`: it is off by default). */
+  actions?: SimAction[];
+  /** The system's own step weights over `DEFAULT_WEIGHTS` (a run's `weights` option still wins). */
+  weights?: Partial<StepWeights>;
   /** The next release, for `upgrade` steps (give the step a weight: it is off by default). */
   upgrade?: SystemUpgrade;
   /** Whether the workflow of one actor is finished (checked once faults stop). */
@@ -148,6 +164,7 @@ interface Generation {
   alive: boolean;
   runtime: Runtime;
   workers: SimWorker[];
+  env: SimEnv;
 }
 
 /**
@@ -240,22 +257,21 @@ export class SimWorld {
     });
     generation.runtime = runtime;
     const release = this.upgraded ? this.system.upgrade : undefined;
-    generation.workers = (release?.workers ?? this.system.workers)
-      .call(this.system, {
-        runtime,
-        journal,
-        clock: this.clock,
-        random: this.random,
-        faults,
-        handlers: this.handlers,
-        providers: this.providers,
-        outside: this.outside,
-        generation: n,
-        world: this.draw,
-        publishFault: () => this.publishFaults.shift(),
-        count: (name) => this.count(name),
-      })
-      .map(asWorker);
+    generation.env = {
+      runtime,
+      journal,
+      clock: this.clock,
+      random: this.random,
+      faults,
+      handlers: this.handlers,
+      providers: this.providers,
+      outside: this.outside,
+      generation: n,
+      world: this.draw,
+      publishFault: () => this.publishFaults.shift(),
+      count: (name) => this.count(name),
+    };
+    generation.workers = (release?.workers ?? this.system.workers).call(this.system, generation.env).map(asWorker);
     this.generation = generation;
   }
 
@@ -377,6 +393,15 @@ export class SimWorld {
       case "upgrade":
         this.upgrade();
         return;
+      case "act": {
+        const actions = this.system.actions ?? [];
+        const action = actions[step.pick % Math.max(1, actions.length)];
+        if (!action) return;
+        // The rest of the pick parameterises the action (which order, which line), independent of which action.
+        const did = await action.run(this.generation.env, Math.floor(step.pick / actions.length));
+        if (did !== undefined) this.count(`act:${action.name}:${did}`);
+        return;
+      }
       case "pause": {
         this.count("pause");
         // The next dispatcher to reach its handler call stalls there; meanwhile time passes beyond

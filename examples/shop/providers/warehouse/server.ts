@@ -16,7 +16,9 @@ import { SIGNATURE_HEADER, signWebhook } from "../shared/webhook-signature.js";
 /**
  * A fake warehouse: accepts a picklist once per `Idempotency-Key`, ships it once after a delay,
  * and tells the shop through a webhook that it may deliver late and more than once (the seed's
- * "integration events arrive late, twice or out of order").
+ * "integration events arrive late, twice or out of order"). Now and then (`shortShipRate`) it
+ * finds lines of an accepted picklist it cannot ship: it reports them first (a `LinesUnavailable`
+ * webhook, one adjustment), then ships the rest.
  */
 
 export const warehouseFaultsSchema = z.strictObject({
@@ -28,6 +30,11 @@ export const warehouseFaultsSchema = z.strictObject({
   lateMs: z.number().int().min(0),
   /** Fraction of new picklists refused for good (422, out of stock), drawn from the seeded random. */
   outOfStockRate: z.number().min(0).max(1),
+  /**
+   * Fraction of accepted picklists of which the warehouse later reports lines it cannot ship (a
+   * `LinesUnavailable` webhook, then the rest ships). Drawn from the seeded random at acceptance.
+   */
+  shortShipRate: z.number().min(0).max(1),
 });
 export type WarehouseFaults = z.infer<typeof warehouseFaultsSchema>;
 export const noWarehouseFaults: WarehouseFaults = {
@@ -36,6 +43,7 @@ export const noWarehouseFaults: WarehouseFaults = {
   lateRate: 0,
   lateMs: 0,
   outOfStockRate: 0,
+  shortShipRate: 0,
 };
 
 export const picklistRequestSchema = z.strictObject({
@@ -52,10 +60,16 @@ export const picklistRequestSchema = z.strictObject({
 export type PicklistRequest = z.infer<typeof picklistRequestSchema>;
 export const picklistCancellationSchema = z.strictObject({ orderId: z.string().min(1, "must not be empty") });
 
+export type PicklistLine = PicklistRequest["lines"][number];
 export interface Picklist extends PicklistRequest {
   picklistId: string;
   idempotencyKey: string;
   at: string;
+  /**
+   * What the warehouse will find it cannot ship, drawn at acceptance and kept with the picklist so
+   * a restarted warehouse reports the same shortage (never a different one under the same picklist).
+   */
+  unavailable?: PicklistLine[];
 }
 export interface Shipment {
   shipmentId: string;
@@ -63,11 +77,25 @@ export interface Shipment {
   orderId: string;
   /** Stable id of the OrderShipped webhook: every delivery of this shipment carries it. */
   eventId: string;
+  /** What left the warehouse: the picklist's lines less those reported unavailable (absent in older ledgers). */
+  lines?: PicklistLine[];
+  at: string;
+}
+/** Lines of an accepted picklist the warehouse reported it cannot ship: one adjustment. */
+export interface Shortage {
+  adjustmentId: string;
+  picklistId: string;
+  orderId: string;
+  lines: PicklistLine[];
+  /** Stable id of the LinesUnavailable webhook: every delivery of this shortage carries it. */
+  eventId: string;
   at: string;
 }
 export interface WebhookAttempt {
   eventId: string;
-  shipmentId: string;
+  /** The shipment the webhook announces, or the adjustment for a shortage. */
+  shipmentId?: string;
+  adjustmentId?: string;
   attempt: number;
   /** Which delivery of the event this is: 1, or 2 for an injected duplicate. */
   delivery: number;
@@ -95,6 +123,7 @@ export interface WarehouseLedger extends Record<string, object[]> {
   webhooks: WebhookAttempt[];
   stockouts: Stockout[];
   cancellations: PicklistCancellation[];
+  shortages: Shortage[];
 }
 
 /** What the shop receives at `POST {shopUrl}/webhooks/warehouse`. */
@@ -105,6 +134,16 @@ export interface OrderShippedWebhook {
   shipmentId: string;
   occurredAt: string;
 }
+/** Also at `POST {shopUrl}/webhooks/warehouse`, before the OrderShipped of the rest. */
+export interface LinesUnavailableWebhook {
+  eventId: string;
+  type: "LinesUnavailable";
+  orderId: string;
+  adjustmentId: string;
+  lines: PicklistLine[];
+  occurredAt: string;
+}
+export type WarehouseWebhook = OrderShippedWebhook | LinesUnavailableWebhook;
 
 export interface WebhookRetry {
   /** Per delivery attempt. Default 2000. */
@@ -149,7 +188,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
   const random = seededRandom(options.seed ?? 1);
   const faults = new FaultSettings(warehouseFaultsSchema, noWarehouseFaults, options.faults);
   const ledger = new JsonlLedger<WarehouseLedger>(
-    ["picklists", "shipments", "webhooks", "stockouts", "cancellations"],
+    ["picklists", "shipments", "webhooks", "stockouts", "cancellations", "shortages"],
     options.ledgerPath,
   );
   const retry: WebhookRetry = {
@@ -191,17 +230,10 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     ledger.append("webhooks", { ...entry, at: new Date(clock.now()).toISOString() });
 
   /** One delivery of a webhook: retried with backoff until a 2xx, or until `maxAttempts`. */
-  const deliver = async (shipment: Shipment, delivery: number) => {
-    const payload: OrderShippedWebhook = {
-      eventId: shipment.eventId,
-      type: "OrderShipped",
-      orderId: shipment.orderId,
-      shipmentId: shipment.shipmentId,
-      occurredAt: shipment.at,
-    };
+  const deliver = async (payload: WarehouseWebhook, delivery: number) => {
     let delay = retry.backoffMs;
     for (let attempt = 1; attempt <= retry.maxAttempts; attempt++) {
-      const base = attemptOf(shipment, attempt, delivery);
+      const base = attemptOf(payload, attempt, delivery);
       if (shopUrl === undefined) {
         record({ ...base, outcome: "error", error: "no shop URL configured" });
       } else {
@@ -232,7 +264,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       await clock.sleep(delay, closing);
       delay = Math.min(delay * 2, retry.maxBackoffMs);
     }
-    record({ ...attemptOf(shipment, retry.maxAttempts, delivery), outcome: "gave-up" });
+    record({ ...attemptOf(payload, retry.maxAttempts, delivery), outcome: "gave-up" });
   };
 
   /** Ships a picklist once, then delivers its webhook (late and/or twice, as drawn at acceptance). */
@@ -242,6 +274,8 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       let shipment = shipmentOf(picklist.picklistId);
       // Cancelled before it shipped: it never ships (checked here and in the cancel, one process: no gap between).
       if (!shipment && cancelled(picklist.orderId)) return;
+      // The shortage is found while picking, so it is reported (and recorded, once) before the rest ships.
+      const shortage = picklist.unavailable?.length ? shortageOf(picklist) : undefined;
       if (!shipment) {
         const shipmentId = shipmentIds.next();
         shipment = {
@@ -249,17 +283,68 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
           picklistId: picklist.picklistId,
           orderId: picklist.orderId,
           eventId: `warehouse:${shipmentId}:shipped`,
+          lines: remainingLines(picklist.lines, picklist.unavailable ?? []),
           at: new Date(clock.now()).toISOString(),
         };
         ledger.append("shipments", shipment);
       }
       if (plan.late) await clock.sleep(faults.get().lateMs, closing);
-      await deliver(shipment, 1);
-      if (plan.duplicate) await deliver(shipment, 2);
+      if (shortage) {
+        // Delivered until acknowledged before the OrderShipped (a crash of the warehouse in between
+        // delivers it again at restart: the shop's inbox drops the repeat by eventId).
+        const report = shortageWebhook(shortage);
+        await deliver(report, 1);
+        if (plan.duplicate) await deliver(report, 2);
+      }
+      const payload: OrderShippedWebhook = {
+        eventId: shipment.eventId,
+        type: "OrderShipped",
+        orderId: shipment.orderId,
+        shipmentId: shipment.shipmentId,
+        occurredAt: shipment.at,
+      };
+      await deliver(payload, 1);
+      if (plan.duplicate) await deliver(payload, 2);
     } catch (error) {
       // Closing interrupts the timers; the ledger file lets a restarted warehouse carry on.
       if (!closing.aborted) throw error;
     }
+  };
+
+  /** The picklist's one shortage, recorded the first time it is needed (a restart finds it in the ledger). */
+  const shortageOf = (picklist: Picklist): Shortage => {
+    const known = ledger.data.shortages.find((s) => s.picklistId === picklist.picklistId);
+    if (known) return known;
+    const adjustmentId = `adj_${picklist.picklistId}`;
+    const shortage: Shortage = {
+      adjustmentId,
+      picklistId: picklist.picklistId,
+      orderId: picklist.orderId,
+      lines: picklist.unavailable ?? [],
+      eventId: `warehouse:${adjustmentId}:lines-unavailable`,
+      at: new Date(clock.now()).toISOString(),
+    };
+    ledger.append("shortages", shortage);
+    return shortage;
+  };
+
+  /**
+   * Which lines of a new picklist will turn out unavailable: none unless the draw falls under
+   * `shortShipRate`. Something always ships, so a picklist of a single item is never short. The
+   * random is only consumed when the knob is on, so seeded runs without it draw as they always did.
+   */
+  const drawShortage = (lines: readonly PicklistLine[]): PicklistLine[] | undefined => {
+    if (faults.get().shortShipRate <= 0) return undefined;
+    const short = random.next() < faults.get().shortShipRate;
+    const pick = random.next();
+    if (!short) return undefined;
+    if (lines.length > 1) {
+      const line = lines[Math.floor(pick * lines.length)] as PicklistLine;
+      return [{ sku: line.sku, quantity: line.quantity }];
+    }
+    const only = lines[0] as PicklistLine;
+    if (only.quantity < 2) return undefined;
+    return [{ sku: only.sku, quantity: 1 + Math.floor(pick * (only.quantity - 1)) }];
   };
 
   const drawShipping = () => {
@@ -272,9 +357,14 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
   // A restarted warehouse finishes what its predecessor left: unshipped picklists, undelivered webhooks.
   for (const picklist of ledger.data.picklists) {
     const shipment = shipmentOf(picklist.picklistId);
+    const shortage = ledger.data.shortages.find((s) => s.picklistId === picklist.picklistId);
+    const acknowledged = (eventId: string) =>
+      ledger.data.webhooks.some((w) => w.eventId === eventId && w.outcome === "delivered");
+    // A shortage given up on is reported again too, even once its shipment's webhook got through.
     const delivered =
       shipment !== undefined &&
-      ledger.data.webhooks.some((w) => w.eventId === shipment.eventId && w.outcome === "delivered");
+      acknowledged(shipment.eventId) &&
+      (picklist.unavailable === undefined || (shortage !== undefined && acknowledged(shortage.eventId)));
     if (!delivered) track(ship(picklist, { late: false, duplicate: false }));
   }
 
@@ -288,6 +378,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     const plan = drawFaults(faults.get(), random);
     const shipping = drawShipping();
     const stockDraw = random.next();
+    const unavailable = drawShortage(body.lines);
     if (plan.fail) return injectedFailure(reply);
 
     const refused = stockoutByKey.get(key);
@@ -314,6 +405,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       idempotencyKey: key,
       ...body,
       at: new Date(clock.now()).toISOString(),
+      ...(unavailable ? { unavailable } : {}),
     };
     ledger.append("picklists", picklist);
     remember(picklist);
@@ -390,6 +482,26 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
   };
 }
 
-function attemptOf(shipment: Shipment, attempt: number, delivery: number) {
-  return { eventId: shipment.eventId, shipmentId: shipment.shipmentId, attempt, delivery };
+function attemptOf(payload: WarehouseWebhook, attempt: number, delivery: number) {
+  const subject =
+    payload.type === "OrderShipped" ? { shipmentId: payload.shipmentId } : { adjustmentId: payload.adjustmentId };
+  return { eventId: payload.eventId, ...subject, attempt, delivery };
+}
+
+const shortageWebhook = (shortage: Shortage): LinesUnavailableWebhook => ({
+  eventId: shortage.eventId,
+  type: "LinesUnavailable",
+  orderId: shortage.orderId,
+  adjustmentId: shortage.adjustmentId,
+  lines: shortage.lines,
+  occurredAt: shortage.at,
+});
+
+/** The lines less the unavailable quantities (a line with nothing left is dropped). */
+export function remainingLines(lines: readonly PicklistLine[], unavailable: readonly PicklistLine[]): PicklistLine[] {
+  return lines.flatMap((line) => {
+    const missing = unavailable.filter((u) => u.sku === line.sku).reduce((n, u) => n + u.quantity, 0);
+    const quantity = line.quantity - missing;
+    return quantity > 0 ? [{ sku: line.sku, quantity }] : [];
+  });
 }

@@ -7,6 +7,7 @@ import {
   verifyWebhookSignature,
 } from "../../providers/shared/webhook-signature.js";
 import {
+  type RecordLinesUnavailable,
   type RecordShipment,
   type ShipmentEvent,
   shipmentAddress,
@@ -17,13 +18,37 @@ import { orderIdSchema, type ShopContext } from "../context.js";
 import { ConflictError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { assertStorableText } from "../validation.js";
 
-export const warehouseWebhookSchema = z.object({
-  eventId: z.string().trim().min(1, "must not be empty").max(200),
-  type: z.literal("OrderShipped", { message: 'must be "OrderShipped"' }),
-  orderId: orderIdSchema,
-  shipmentId: z.string().trim().min(1, "must not be empty").max(200),
-  occurredAt: z.iso.datetime({ message: "must be an ISO 8601 date-time", offset: true }),
-});
+const eventIdSchema = z.string().trim().min(1, "must not be empty").max(200);
+const occurredAtSchema = z.iso.datetime({ message: "must be an ISO 8601 date-time", offset: true });
+export const warehouseWebhookSchema = z.discriminatedUnion(
+  "type",
+  [
+    z.object({
+      eventId: eventIdSchema,
+      type: z.literal("OrderShipped"),
+      orderId: orderIdSchema,
+      shipmentId: z.string().trim().min(1, "must not be empty").max(200),
+      occurredAt: occurredAtSchema,
+    }),
+    z.object({
+      eventId: eventIdSchema,
+      type: z.literal("LinesUnavailable"),
+      orderId: orderIdSchema,
+      adjustmentId: z.string().trim().min(1, "must not be empty").max(200),
+      lines: z
+        .array(
+          z.strictObject({
+            sku: z.string().trim().min(1, "must not be empty").max(200),
+            quantity: z.number().int("must be an integer").positive("must be positive"),
+          }),
+        )
+        .min(1, "must hold at least one line")
+        .max(1000),
+      occurredAt: occurredAtSchema,
+    }),
+  ],
+  { error: () => 'must be "OrderShipped" or "LinesUnavailable"' },
+);
 
 /**
  * `POST /webhooks/warehouse` (Shipping context): the warehouse's OrderShipped, delivered at least
@@ -39,6 +64,10 @@ export const warehouseWebhookSchema = z.object({
  * Only calls signed by the warehouse are believed (`Oncely-Signature`, see webhook-signature.ts): an
  * unsigned, forged or stale call is a 401 before its body is even parsed, so it records nothing
  * and cannot take the eventId of the real call that comes later.
+ *
+ * `LinesUnavailable` (the warehouse accepted the picklist but cannot ship these lines) takes the
+ * same path as `RecordLinesUnavailable`, under the same inbox: recorded and published once per
+ * adjustment, and the order refunds those lines.
  *
  * Limitation: the inbox is per shipment, so one eventId reused for two *different* orders is not
  * detected here (each shipment records it once); the warehouse ledger audit would show it.
@@ -77,12 +106,20 @@ export function webhookRoutes(
     const address = shipmentAddress(webhook.orderId);
     const unknown = () => new NotFoundError(`no shipment for order ${webhook.orderId}`);
     if ((await ctx.journal.streamVersion(address)) === 0) throw unknown();
-    const command: RecordShipment = {
-      type: "RecordShipment",
-      eventId: webhook.eventId,
-      shipmentId: webhook.shipmentId,
-      occurredAt: webhook.occurredAt,
-    };
+    const command: RecordShipment | RecordLinesUnavailable =
+      webhook.type === "OrderShipped"
+        ? {
+            type: "RecordShipment",
+            eventId: webhook.eventId,
+            shipmentId: webhook.shipmentId,
+            occurredAt: webhook.occurredAt,
+          }
+        : {
+            type: "RecordLinesUnavailable",
+            eventId: webhook.eventId,
+            adjustmentId: webhook.adjustmentId,
+            lines: webhook.lines,
+          };
     let result: Awaited<ReturnType<typeof ctx.runtime.send>>;
     try {
       result = await ctx.runtime.send(address, command, { messageId: warehouseMessageId(webhook.eventId) });
@@ -90,7 +127,7 @@ export function webhookRoutes(
       if (error instanceof UnknownShipmentError) throw unknown();
       throw error;
     }
-    if (result.duplicate) {
+    if (result.duplicate && webhook.type === "OrderShipped") {
       const recorded = await recordedShipment(ctx, address, webhook.eventId);
       if (recorded && (recorded.shipmentId !== webhook.shipmentId || recorded.occurredAt !== webhook.occurredAt)) {
         throw new ConflictError(
@@ -102,9 +139,10 @@ export function webhookRoutes(
     return {
       orderId: webhook.orderId,
       eventId: webhook.eventId,
-      // duplicate: this eventId was handled before, or the order had already shipped under another one.
+      // duplicate: this eventId was handled before, or the order had already shipped (or had this adjustment) under another one.
       duplicate: result.duplicate || reply?.duplicate === true,
       shipmentId: reply?.shipmentId ?? null,
+      ...(webhook.type === "LinesUnavailable" ? { adjustmentId: webhook.adjustmentId } : {}),
     };
   });
 }

@@ -1,0 +1,47 @@
+import { CommandRejectedError } from "oncely";
+import type { SimAction } from "oncely/testing";
+import type { CancelOrder } from "../ordering/cancellation.js";
+import type { OrderState } from "../ordering/state.js";
+import { acceptedOrders, shippedOrders } from "./warehouse.js";
+
+/**
+ * The customer cancels an order at a moment the seed picks, as `POST /orders/:id/cancel` does:
+ * `CancelOrder` with message id `cancel:{key}` (two keys per order, so a cancel is sometimes sent
+ * again under the same key, answered by the inbox, and sometimes under another, answered by the
+ * state). What it answers is where the order stood, just before, in the world (the warehouse's
+ * stock room) and in the order: before the payment; paid and no picklist accepted; a picklist
+ * accepted and not shipped; shipped but the order does not know yet (around the shipment: it ends
+ * shipped-before-cancel); or shipped as the order knows (refused, as the shop's 409).
+ */
+export const customerCancels: SimAction = {
+  name: "cancel",
+  async run(env, pick) {
+    const orders = (await env.journal.listStreams("order/")).sort();
+    const address = orders[pick % Math.max(1, orders.length)];
+    if (!address) return undefined;
+    const { state } = await env.runtime.state<OrderState>(address);
+    if (!state.details) return undefined;
+    const orderId = state.orderId;
+    const moment = state.cancellation
+      ? "again"
+      : state.shipping.status === "Completed"
+        ? "after-shipment"
+        : shippedOrders(env).has(orderId)
+          ? "around-shipment"
+          : acceptedOrders(env).has(orderId)
+            ? "before-shipment"
+            : state.payment.status === "Completed"
+              ? "before-picklist"
+              : "before-payment";
+    const command: CancelOrder = { type: "CancelOrder", reason: "changed my mind" };
+    const key = Math.floor(pick / Math.max(1, orders.length)) % 2;
+    try {
+      await env.runtime.send(address, command, { messageId: `cancel:sim-${key}` });
+    } catch (error) {
+      // Shipped first: the shop answers 409 and records nothing.
+      if (!(error instanceof CommandRejectedError)) throw error;
+      return `${moment}:refused`;
+    }
+    return moment;
+  },
+};
