@@ -72,8 +72,8 @@ describe("withTimeout", () => {
   it("aborts the call's signal and rejects with EffectTimeoutError when the clock passes timeoutMs", async () => {
     const clock = new SimulatedClock();
     let seen: AbortSignal | undefined;
-    const call = withTimeout(clock, 1_000, new AbortController().signal, (signal) => {
-      seen = signal;
+    const call = withTimeout(clock, 1_000, new AbortController().signal, (handler) => {
+      seen = handler.signal;
       return new Promise<never>(() => {});
     });
     await new Promise((r) => setImmediate(r));
@@ -82,6 +82,35 @@ describe("withTimeout", () => {
     clock.advance(1);
     await expect(call).rejects.toBeInstanceOf(EffectTimeoutError);
     expect(seen?.aborted).toBe(true);
+  });
+
+  it("a signal first read after the timeout is born aborted, with the timeout as its reason", async () => {
+    const clock = new SimulatedClock();
+    let read: (() => AbortSignal) | undefined;
+    const call = withTimeout(clock, 1_000, new AbortController().signal, (handler) => {
+      read = () => handler.signal;
+      return new Promise<never>(() => {});
+    });
+    await new Promise((r) => setImmediate(r));
+    clock.advance(1_000);
+    await expect(call).rejects.toBeInstanceOf(EffectTimeoutError);
+    const signal = read?.();
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(EffectTimeoutError);
+  });
+
+  it("a signal read before the parent aborts is aborted with the parent's reason", async () => {
+    const parent = new AbortController();
+    let seen: AbortSignal | undefined;
+    const call = withTimeout(new SimulatedClock(), 1_000, parent.signal, (handler) => {
+      seen = handler.signal;
+      return new Promise<never>(() => {});
+    });
+    await new Promise((r) => setImmediate(r));
+    const reason = new Error("stopping");
+    parent.abort(reason);
+    await expect(call).rejects.toThrow("stopping");
+    expect(seen?.reason).toBe(reason);
   });
 
   it("rejects when the parent (dispatcher stop) aborts", async () => {
