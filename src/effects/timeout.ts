@@ -44,7 +44,6 @@ export async function withTimeout<T>(
       return controller.signal;
     },
   };
-  const timer = new AbortController();
   const cleanups: (() => void)[] = [];
   const stopped = new Promise<never>((_, reject) => {
     const onParent = () => {
@@ -57,7 +56,7 @@ export async function withTimeout<T>(
       cleanups.push(() => parent.removeEventListener("abort", onParent));
     }
   });
-  const timedOut = clock.sleep(timeoutMs, timer.signal).then(() => {
+  const timedOut = expiry(clock, timeoutMs, cleanups).then(() => {
     const error = new EffectTimeoutError(timeoutMs);
     abortCall(error);
     throw error;
@@ -65,9 +64,27 @@ export async function withTimeout<T>(
   try {
     return await Promise.race([Promise.resolve().then(() => fn(call)), timedOut, stopped]);
   } finally {
-    timer.abort(SETTLED);
     for (const cleanup of cleanups) cleanup();
     timedOut.catch(() => {});
     stopped.catch(() => {});
   }
+}
+
+/**
+ * Resolves when `ms` of the clock's time pass; never settles once cancelled (through `cleanups`).
+ * A clock with `timer` needs no AbortController; any other is slept with a signal, cancelled with
+ * a constant reason (see SETTLED) whose rejection is swallowed.
+ */
+function expiry(clock: Clock, ms: number, cleanups: (() => void)[]): Promise<void> {
+  if (clock.timer) {
+    return new Promise<void>((resolve) => {
+      cleanups.push((clock.timer as NonNullable<Clock["timer"]>).call(clock, ms, resolve));
+    });
+  }
+  const cancel = new AbortController();
+  cleanups.push(() => cancel.abort(SETTLED));
+  return clock.sleep(ms, cancel.signal).catch((error: unknown) => {
+    if (error === SETTLED) return new Promise<void>(() => {});
+    throw error;
+  });
 }
