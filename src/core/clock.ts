@@ -5,10 +5,21 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` of this clock's time; rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: call `fire` after `ms` of this clock's time unless the returned function is called
+   * first. The same as `sleep` with a signal, without an AbortController and an abort event per
+   * timer (a handler call's timeout is one; see withTimeout). A clock without it is used through
+   * `sleep`.
+   */
+  timer?(ms: number, fire: () => void): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  timer: (ms, fire) => {
+    const handle = setTimeout(fire, ms);
+    return () => clearTimeout(handle);
+  },
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);

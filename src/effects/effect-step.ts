@@ -161,8 +161,16 @@ async function runStep(
   let ambiguity = "";
   try {
     const raw = await handlerCall(ctx, "run", row, attempt, () =>
-      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-        handler.run(checked.value, { idempotencyKey: row.id, attempt, signal, kind: row.kind, owner: row.stream }),
+      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (call) =>
+        handler.run(checked.value, {
+          idempotencyKey: row.id,
+          attempt,
+          get signal() {
+            return call.signal;
+          },
+          kind: row.kind,
+          owner: row.stream,
+        }),
       ),
     );
     answer = definiteAnswer(raw);
@@ -434,8 +442,13 @@ async function resolveStep(
   let problem: string;
   try {
     found = await handlerCall(ctx, "lookup", row, row.attempts, () =>
-      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (signal) =>
-        lookup.call(handler, row.id, { signal, input: input.value }),
+      withTimeout(ctx.clock, policy.timeoutMs, ctx.signal, (call) =>
+        lookup.call(handler, row.id, {
+          get signal() {
+            return call.signal;
+          },
+          input: input.value,
+        }),
       ),
     );
     problem = `lookup of "${row.id}" answered ${JSON.stringify(found?.outcome ?? null)}`;

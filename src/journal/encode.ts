@@ -1,6 +1,6 @@
 import { InvalidInputError } from "../base/errors.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
-import type { Commit, CommitResult, EventRecord, OutboxUpdate } from "./types.js";
+import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
 
 /**
  * A commit with every value already turned into JSON text. SQL back ends encode the whole commit
@@ -95,6 +95,18 @@ export function json(value: unknown): string {
 }
 
 /**
+ * The JSON text each outbox row was last encoded to, by row object: a row handed over after its
+ * commit (see `newOutboxRow`) is parsed from the text the store was given instead of being
+ * stringified a second time. Weak, so it is forgotten with the row. Rows are encoded again on
+ * every commit, so a row object committed twice maps to its latest text.
+ */
+const encodedRows = new WeakMap<NewOutboxRow, { payload: string; result: string }>();
+
+/** The payload and lease result of `row` as its commit encoded them, or undefined when never encoded. */
+export const encodedOutboxRow = (row: NewOutboxRow): { payload: string; result: string } | undefined =>
+  encodedRows.get(row);
+
+/**
  * Throws `TerminalStorageError` (nothing written) when a part other than a dead letter holds text
  * no back end can store; dead letters are escaped instead (see `./storable.ts`).
  */
@@ -130,18 +142,22 @@ function encodeParts(commit: Commit): EncodedCommit {
             state: json(commit.snapshot.state),
           }
         : undefined,
-    outbox: (commit.outbox ?? []).map((row) => ({
-      id: row.id,
-      category: row.category,
-      kind: row.kind,
-      stream: row.stream,
-      payload: json(row.payload),
-      notBefore: row.notBefore,
-      leaseOwner: row.lease?.owner ?? null,
-      leaseUntil: row.lease?.until ?? null,
-      attempts: row.lease?.attempts ?? 0,
-      result: json(row.lease?.result ?? null),
-    })),
+    outbox: (commit.outbox ?? []).map((row) => {
+      const text = { payload: json(row.payload), result: json(row.lease?.result ?? null) };
+      encodedRows.set(row, text);
+      return {
+        id: row.id,
+        category: row.category,
+        kind: row.kind,
+        stream: row.stream,
+        payload: text.payload,
+        notBefore: row.notBefore,
+        leaseOwner: row.lease?.owner ?? null,
+        leaseUntil: row.lease?.until ?? null,
+        attempts: row.lease?.attempts ?? 0,
+        result: text.result,
+      };
+    }),
     outboxDone: (commit.outboxDone ?? []).map((done) => ({
       id: done.id,
       outcome: done.outcome,

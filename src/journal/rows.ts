@@ -1,3 +1,4 @@
+import { encodedOutboxRow } from "./encode.js";
 import type { ClaimOptions, NewOutboxRow, OutboxFilter, OutboxRow, OutboxUpdate } from "./types.js";
 
 /** Shared by every back end: the same rules for what is claimable and how an update applies. */
@@ -8,18 +9,31 @@ export function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
+/**
+ * The row as stored: its payload and result are fresh copies, as a store's round trip gives them.
+ * When the row's commit already encoded them (every journal encodes a commit first), that text is
+ * parsed instead of encoding the values again: JSON.parse(json(v)) equals copy(v) for any value
+ * but undefined, which `json` stores as null (kept as undefined here).
+ */
 export function newOutboxRow(row: NewOutboxRow, now: number, seq: number): OutboxRow {
-  const { lease, ...fields } = row;
+  const lease = row.lease;
+  const encoded = encodedOutboxRow(row);
+  // The fields named one by one, as a store's columns are: an object rest (`{ lease, ...fields }`)
+  // is a slow generic copy in V8, and a store keeps no other property either.
   return {
-    ...fields,
-    payload: copy(row.payload),
+    id: row.id,
+    category: row.category,
+    kind: row.kind,
+    stream: row.stream,
+    notBefore: row.notBefore,
+    payload: encoded && row.payload !== undefined ? JSON.parse(encoded.payload) : copy(row.payload),
     status: "pending",
     attempts: lease?.attempts ?? 0,
     leaseOwner: lease?.owner ?? null,
     leaseUntil: lease?.until ?? null,
     lastError: null,
     outcome: null,
-    result: lease?.result === undefined ? null : copy(lease.result),
+    result: lease?.result === undefined ? null : encoded ? JSON.parse(encoded.result) : copy(lease.result),
     createdAt: now,
     updatedAt: now,
     seq,

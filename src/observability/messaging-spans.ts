@@ -12,12 +12,13 @@ export function publishSpan<T>(row: OutboxRow, work: () => Promise<T>): Promise<
     {
       kind: SpanKind.PRODUCER,
       parent: contextFrom(envelope),
-      attributes: attributes({
-        [ATTR.eventId]: row.id,
-        [ATTR.eventType]: row.kind,
-        [ATTR.address]: row.stream,
-        [ATTR.correlationId]: typeof envelope?.correlationId === "string" ? envelope.correlationId : undefined,
-      }),
+      attributes: () =>
+        attributes({
+          [ATTR.eventId]: row.id,
+          [ATTR.eventType]: row.kind,
+          [ATTR.address]: row.stream,
+          [ATTR.correlationId]: typeof envelope?.correlationId === "string" ? envelope.correlationId : undefined,
+        }),
     },
     work,
   );

@@ -20,15 +20,16 @@ export function outboxStepSpan<T>(row: OutboxRow, work: () => Promise<T>): Promi
     {
       kind: SpanKind.CONSUMER,
       parent: contextFrom(rowTrace(row.payload)),
-      attributes: attributes({
-        [effect ? ATTR.effectKey : ATTR.messageId]: row.id,
-        [effect ? ATTR.effectKind : ATTR.command]: effect
-          ? row.kind
-          : ((row.payload as { command?: { type?: string } } | null)?.command?.type ?? row.kind),
-        [ATTR.address]: row.stream,
-        [ATTR.correlationId]: correlationOf(row),
-        [ATTR.attempt]: row.attempts,
-      }),
+      attributes: () =>
+        attributes({
+          [effect ? ATTR.effectKey : ATTR.messageId]: row.id,
+          [effect ? ATTR.effectKind : ATTR.command]: effect
+            ? row.kind
+            : ((row.payload as { command?: { type?: string } } | null)?.command?.type ?? row.kind),
+          [ATTR.address]: row.stream,
+          [ATTR.correlationId]: correlationOf(row),
+          [ATTR.attempt]: row.attempts,
+        }),
     },
     work,
   );
@@ -53,7 +54,7 @@ export async function handlerCall<T>(
       `oncely.effect.${call}`,
       {
         kind: SpanKind.CLIENT,
-        attributes: { [ATTR.effectKey]: row.id, [ATTR.effectKind]: row.kind, [ATTR.attempt]: attempt },
+        attributes: () => ({ [ATTR.effectKey]: row.id, [ATTR.effectKind]: row.kind, [ATTR.attempt]: attempt }),
       },
       work,
     );

@@ -15,12 +15,13 @@ export function commandSpan<T>(
     {
       kind: SpanKind.SERVER,
       parent,
-      attributes: attributes({
-        [ATTR.address]: address,
-        [ATTR.command]: type,
-        [ATTR.messageId]: ids.messageId,
-        [ATTR.correlationId]: ids.correlationId,
-      }),
+      attributes: () =>
+        attributes({
+          [ATTR.address]: address,
+          [ATTR.command]: type,
+          [ATTR.messageId]: ids.messageId,
+          [ATTR.correlationId]: ids.correlationId,
+        }),
     },
     work,
   );

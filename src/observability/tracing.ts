@@ -2,6 +2,8 @@ import {
   type Attributes,
   type Context,
   context,
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -20,7 +22,11 @@ import {
  * on the integration-event envelope. A process without a propagator writes none, and a reader
  * without one ignores them.
  */
-const tracer = trace.getTracer("oncely");
+/**
+ * The tracer is asked of the global provider on every span (only when someone traces): one taken
+ * once at load would stay bound to a provider that \`trace.disable()\` later dropped.
+ */
+const tracer = () => trace.getTracer("oncely");
 
 /** Longest trace field the envelope accepts (W3C's propagation limit for tracestate). */
 export const MAX_TRACE_FIELD = 512;
@@ -79,9 +85,30 @@ export const rowTrace = (payload: unknown): unknown =>
 
 export interface SpanOptions {
   kind?: SpanKind;
-  attributes?: Attributes;
+  /** The span's attributes, or a function making them: called only when a span is started. */
+  attributes?: Attributes | (() => Attributes);
   /** Parent context (default: the active one). */
   parent?: Context;
+}
+
+/** The API's own no-op provider, which a proxy with no delegate hands out (public API only). */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** What the no-op tracer hands out for a span without a parent: records nothing, carries nothing. */
+const NOOP_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * True when a span here would be the API's invalid no-op span: no tracer provider registered
+ * (the global one is the API's proxy with no delegate) and no span in the parent context (a
+ * remote parent read by a propagator would make the no-op span carry its context). Asked on every
+ * call, so a provider registered (or disabled) later takes effect at once.
+ */
+function nobodyTraces(parent: Context): boolean {
+  const provider = trace.getTracerProvider();
+  return (
+    provider instanceof ProxyTracerProvider &&
+    provider.getDelegate() === NOOP_PROVIDER &&
+    trace.getSpan(parent) === undefined
+  );
 }
 
 /**
@@ -90,9 +117,13 @@ export interface SpanOptions {
  */
 export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer.startSpan(
+  // Nobody traces: skip the tracer, the attributes and the context switch (this is the cost of
+  // tracing when nobody traces, on every command, commit and effect).
+  if (nobodyTraces(parent)) return work(NOOP_SPAN);
+  const given = options.attributes ?? {};
+  const span = tracer().startSpan(
     name,
-    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} },
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: typeof given === "function" ? given() : given },
     parent,
   );
   // No provider and no remote parent: the API's invalid no-op span, with nothing to carry. Skip the

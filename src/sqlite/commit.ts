@@ -13,13 +13,25 @@ import type { Sql } from "./sql.js";
 /**
  * One commit inside a `BEGIN IMMEDIATE` transaction (within a group-commit batch): the write lock
  * is taken first, so the checks read the state no other writer (thread or process) can change
- * before we commit. `checkCommit` runs every check, in the memory journal's order (version,
- * inbox, checkpoint, effect keys), and writes nothing: a refusal needs no rollback. `applyCommit`
- * then writes; an error there leaves a partial commit that the caller must roll back.
- *
- * The checks of a commit, before any write; throws the refusal. Returns the stream's version.
+ * before we commit. The refusals come in the memory journal's order (version, inbox, checkpoint,
+ * effect keys), and as few statements as can tell them:
+ * - the version is read (one indexed max);
+ * - the inbox row is inserted with ON CONFLICT DO NOTHING: not inserted is the duplicate, and it
+ *   comes before any write of the commit, so that refusal needs no rollback either;
+ * - the checkpoint is read;
+ * - outbox rows are inserted with ON CONFLICT DO NOTHING before the events; the held row is read
+ *   and compared only for an effect row that was not inserted (a key requested again).
+ * `mark.written` turns true at the commit's first write: a refusal after it (a checkpoint or
+ * effect-key conflict after the inbox insert, an event id already used) leaves a partial commit,
+ * which the caller must roll back (see SqliteJournal.applyBatch).
  */
-export function checkCommit(sql: Sql, c: EncodedCommit): number {
+
+/** Whether a commit has written anything yet. */
+export interface WriteMark {
+  written: boolean;
+}
+
+export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { result: CommitResult; added: number } {
   const current =
     c.stream === undefined
       ? 0
@@ -28,11 +40,12 @@ export function checkCommit(sql: Sql, c: EncodedCommit): number {
   if (c.stream !== undefined && c.expectedVersion !== undefined && c.expectedVersion !== current) {
     throw new VersionConflictError(c.stream, c.expectedVersion, current);
   }
-  if (
-    c.inbox &&
-    sql.stmt("SELECT 1 FROM inbox WHERE consumer = ? AND message_id = ?").get(c.inbox.consumer, c.inbox.messageId)
-  ) {
-    throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
+  if (c.inbox) {
+    const stored = sql
+      .stmt("INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+      .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
+    if (stored.changes === 0) throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
+    mark.written = true;
   }
   if (c.checkpoint?.expected !== undefined) {
     const { consumer, source, expected } = c.checkpoint;
@@ -42,25 +55,64 @@ export function checkCommit(sql: Sql, c: EncodedCommit): number {
     const actual = row?.version ?? 0;
     if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
   }
-
-  const heldEffect = sql.stmt("SELECT stream, kind, payload FROM outbox WHERE id = ?");
-  for (const row of c.outbox) {
-    if (row.category !== "effect") continue;
-    const held = heldEffect.get(row.id) as { stream: string; kind: string; payload: string } | undefined;
-    const reused =
-      held &&
-      effectKeyReuse(
-        row.id,
-        { ...held, payload: JSON.parse(held.payload) },
-        { ...row, payload: JSON.parse(row.payload) },
-      );
-    if (reused) throw reused;
-  }
-  return current;
+  return applyWrites(sql, c, current, mark);
 }
 
-/** The writes of a commit checked by `checkCommit` at version `current`. */
-export function applyCommit(sql: Sql, c: EncodedCommit, current: number): { result: CommitResult; added: number } {
+/** An effect row whose key was already held (not inserted): its reuse error, if the request differs. */
+function heldEffectReuse(sql: Sql, row: EncodedCommit["outbox"][number]) {
+  const held = sql.stmt("SELECT stream, kind, payload FROM outbox WHERE id = ?").get(row.id) as
+    | { stream: string; kind: string; payload: string }
+    | undefined;
+  return (
+    held &&
+    effectKeyReuse(row.id, { ...held, payload: JSON.parse(held.payload) }, { ...row, payload: JSON.parse(row.payload) })
+  );
+}
+
+/** The rest of a commit at version `current`: outbox rows (with the effect-key check), then the other writes. */
+function applyWrites(
+  sql: Sql,
+  c: EncodedCommit,
+  current: number,
+  mark: WriteMark,
+): { result: CommitResult; added: number } {
+  let added = 0;
+  const inserted: { id: string; seq: number }[] = [];
+  // seq = max + 1 is safe: the write lock is held, and rows are never deleted.
+  const insertOutbox = sql.stmt(
+    `INSERT INTO outbox (id, seq, category, kind, stream, payload, status, attempts, not_before, lease_owner, lease_until,
+       result, created_at, updated_at)
+     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO NOTHING RETURNING seq`,
+  );
+  for (const row of c.outbox) {
+    const got = insertOutbox.get(
+      row.id,
+      row.category,
+      row.kind,
+      row.stream,
+      row.payload,
+      row.attempts,
+      row.notBefore,
+      row.leaseOwner,
+      row.leaseUntil,
+      row.result,
+      c.now,
+      c.now,
+    ) as { seq: number } | undefined;
+    if (!got) {
+      // A key this commit itself inserted is no reuse: the journal compares with rows held before it.
+      if (row.category !== "effect" || inserted.some((r) => r.id === row.id)) continue;
+      const reused = heldEffectReuse(sql, row);
+      if (reused) throw reused;
+      continue;
+    }
+    mark.written = true;
+    inserted.push({ id: row.id, seq: got.seq });
+    if (row.leaseOwner === null) added++;
+  }
+  // From here on every throw is a write that failed: the caller rolls back (as for any partial commit).
+  mark.written = true;
   const insertEvent = sql.stmt(
     `INSERT INTO events (stream, version, event_id, type, data, causation_id, correlation_id, recorded_at, schema_version)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -94,44 +146,11 @@ export function applyCommit(sql: Sql, c: EncodedCommit, current: number): { resu
       )
       .run(c.stream, c.snapshot.version, c.snapshot.schemaVersion, c.snapshot.state, c.now);
   }
-  let added = 0;
-  const inserted: { id: string; seq: number }[] = [];
-  // seq = max + 1 is safe: the write lock is held, and rows are never deleted.
-  const insertOutbox = sql.stmt(
-    `INSERT INTO outbox (id, seq, category, kind, stream, payload, status, attempts, not_before, lease_owner, lease_until,
-       result, created_at, updated_at)
-     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (id) DO NOTHING RETURNING seq`,
-  );
-  for (const row of c.outbox) {
-    const got = insertOutbox.get(
-      row.id,
-      row.category,
-      row.kind,
-      row.stream,
-      row.payload,
-      row.attempts,
-      row.notBefore,
-      row.leaseOwner,
-      row.leaseUntil,
-      row.result,
-      c.now,
-      c.now,
-    ) as { seq: number } | undefined;
-    if (!got) continue;
-    inserted.push({ id: row.id, seq: got.seq });
-    if (row.leaseOwner === null) added++;
-  }
   const markDone = sql.stmt(
     `UPDATE outbox SET status = 'done', outcome = ?, result = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
      WHERE id = ? AND status <> 'done'`,
   );
   for (const done of c.outboxDone) markDone.run(done.outcome, done.result, c.now, done.id);
-  if (c.inbox) {
-    sql
-      .stmt("INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?)")
-      .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
-  }
   if (c.checkpoint) {
     sql
       .stmt(

@@ -27,7 +27,7 @@ import type {
   SnapshotRecord,
 } from "../journal/types.js";
 import { appendPublished } from "./append-published.js";
-import { applyCommit, checkCommit } from "./commit.js";
+import { type WriteMark, writeCommit } from "./commit.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
 import { BetterSqlite3 } from "./driver.js";
@@ -115,9 +115,10 @@ export class SqliteJournal implements Journal {
   }
 
   /**
-   * One transaction for the batch. Each commit is checked before it writes (see commit.ts), so a
-   * refused commit needs no rollback, and the batch runs without a savepoint per commit. When a
-   * write itself fails (an event id already used, a constraint), the partial commit cannot be
+   * One transaction for the batch. A commit refused before its first write (see commit.ts: a
+   * version conflict, a duplicate inbox row) needs no rollback, and the batch runs without a
+   * savepoint per commit. When a commit fails after a write (a checkpoint or effect-key conflict
+   * after its inbox row, an event id already used, a constraint), the partial commit cannot be
    * undone alone: the whole transaction is rolled back and the batch is applied again with a
    * savepoint per commit, where that commit fails alone. Throws (failing all) when BEGIN or
    * COMMIT fails, or when an error rolled back the whole transaction (disk full, I/O).
@@ -140,18 +141,16 @@ export class SqliteJournal implements Journal {
     try {
       for (const write of batch) {
         if (savepoints) this.sql.stmt("SAVEPOINT oncely_commit").run();
-        let checked = false;
+        const mark: WriteMark = { written: false };
         try {
           if (isOutboxWrite(write)) {
-            checked = true;
+            mark.written = true;
             const status = outbox.updateOutbox(this.sql, write.id, write.owner, write.update, write.now);
             if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
             outcomes.push({ ok: { status } });
             continue;
           }
-          const current = checkCommit(this.sql, write);
-          checked = true;
-          const done = applyCommit(this.sql, write, current);
+          const done = writeCommit(this.sql, write, mark);
           if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
           outcomes.push({ ok: done.result });
           added += done.added;
@@ -161,7 +160,7 @@ export class SqliteJournal implements Journal {
           if (savepoints) {
             this.sql.stmt("ROLLBACK TO oncely_commit").run();
             this.sql.stmt("RELEASE oncely_commit").run();
-          } else if (checked) {
+          } else if (mark.written) {
             // A write failed part-way: undo the batch and apply it again with savepoints.
             db.exec("ROLLBACK");
             return undefined;

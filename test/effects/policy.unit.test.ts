@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
-import { seededRandom } from "../../src/core/clock.js";
+import { seededRandom, systemClock } from "../../src/core/clock.js";
 import { backoffDelay } from "../../src/effects/backoff.js";
 import { EffectTimeoutError } from "../../src/effects/errors.js";
 import { canonicalJson, requestHash } from "../../src/effects/operations/canonical.js";
@@ -72,8 +72,8 @@ describe("withTimeout", () => {
   it("aborts the call's signal and rejects with EffectTimeoutError when the clock passes timeoutMs", async () => {
     const clock = new SimulatedClock();
     let seen: AbortSignal | undefined;
-    const call = withTimeout(clock, 1_000, new AbortController().signal, (signal) => {
-      seen = signal;
+    const call = withTimeout(clock, 1_000, new AbortController().signal, (handler) => {
+      seen = handler.signal;
       return new Promise<never>(() => {});
     });
     await new Promise((r) => setImmediate(r));
@@ -82,6 +82,66 @@ describe("withTimeout", () => {
     clock.advance(1);
     await expect(call).rejects.toBeInstanceOf(EffectTimeoutError);
     expect(seen?.aborted).toBe(true);
+  });
+
+  it("a signal first read after the timeout is born aborted, with the timeout as its reason", async () => {
+    const clock = new SimulatedClock();
+    let read: (() => AbortSignal) | undefined;
+    const call = withTimeout(clock, 1_000, new AbortController().signal, (handler) => {
+      read = () => handler.signal;
+      return new Promise<never>(() => {});
+    });
+    await new Promise((r) => setImmediate(r));
+    clock.advance(1_000);
+    await expect(call).rejects.toBeInstanceOf(EffectTimeoutError);
+    const signal = read?.();
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(EffectTimeoutError);
+  });
+
+  it("a signal read before the parent aborts is aborted with the parent's reason", async () => {
+    const parent = new AbortController();
+    let seen: AbortSignal | undefined;
+    const call = withTimeout(new SimulatedClock(), 1_000, parent.signal, (handler) => {
+      seen = handler.signal;
+      return new Promise<never>(() => {});
+    });
+    await new Promise((r) => setImmediate(r));
+    const reason = new Error("stopping");
+    parent.abort(reason);
+    await expect(call).rejects.toThrow("stopping");
+    expect(seen?.reason).toBe(reason);
+  });
+
+  it("on the system clock (a cancellable timer, no AbortController): times out, aborting the signal read before", async () => {
+    let seen: AbortSignal | undefined;
+    const call = withTimeout(systemClock, 5, new AbortController().signal, (handler) => {
+      seen = handler.signal;
+      return new Promise<never>(() => {});
+    });
+    await expect(call).rejects.toBeInstanceOf(EffectTimeoutError);
+    expect(seen?.reason).toBeInstanceOf(EffectTimeoutError);
+  });
+
+  it("cancels a clock's timer once the call answers, and never fires it after", async () => {
+    const timers: { fire: () => void; cancelled: boolean }[] = [];
+    const clock = {
+      now: () => 0,
+      sleep: () => new Promise<void>(() => {}),
+      timer(_ms: number, fire: () => void) {
+        const timer = { fire, cancelled: false };
+        timers.push(timer);
+        return () => {
+          timer.cancelled = true;
+        };
+      },
+    };
+    await expect(withTimeout(clock, 1_000, new AbortController().signal, async () => "answer")).resolves.toBe("answer");
+    expect(timers.map((t) => t.cancelled)).toEqual([true]);
+    const late = withTimeout(clock, 1_000, new AbortController().signal, () => new Promise<never>(() => {}));
+    await new Promise((r) => setImmediate(r));
+    timers[1]?.fire();
+    await expect(late).rejects.toBeInstanceOf(EffectTimeoutError);
   });
 
   it("rejects when the parent (dispatcher stop) aborts", async () => {
