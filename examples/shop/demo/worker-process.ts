@@ -26,6 +26,16 @@ export async function freePort(host = "127.0.0.1"): Promise<number> {
   });
 }
 
+/**
+ * Extra node flags for every worker, from `ONCELY_WORKER_NODE_ARGS` (split on whitespace), e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/shop-prof` to profile the workers: node refuses `--cpu-prof` in
+ * NODE_OPTIONS, and the demo's own flags are not the workers'. A profile is written only by a worker
+ * that exits cleanly (SIGTERM at the end), never by one the demo SIGKILLs.
+ */
+export function workerNodeArgs(env: Record<string, string | undefined>): string[] {
+  return (env.ONCELY_WORKER_NODE_ARGS ?? "").split(/\s+/).filter((arg) => arg !== "");
+}
+
 export interface WorkerStats {
   runtime: { duplicates: number; commands: number };
   dispatcher: { retried: number; runs: number };
@@ -80,7 +90,10 @@ export class WorkerSupervisor {
     if (fault) env.ONCELY_FAULT = fault;
     this.log.write(`--- incarnation ${incarnation}${fault ? ` (ONCELY_FAULT=${fault})` : ""} ---\n`);
     // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild that a SIGKILL of the CLI would orphan.
-    const child = spawn(process.execPath, ["--import", "tsx", WORKER], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...workerNodeArgs(this.env), "--import", "tsx", WORKER], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     this.child = child;
     this.killRequested = false;
     child.stderr?.pipe(this.log, { end: false });
