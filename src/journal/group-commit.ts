@@ -30,15 +30,6 @@ export interface GroupCommitOptions<C = never> {
    * one batch in flight, while items that share none overlap their round trips and fsyncs.
    */
   keysOf?: (item: C) => readonly string[];
-  /**
-   * Spread a burst over the free batch slots: when several batches may start, the queue is split
-   * between them (each at least this many items) instead of leaving as one batch. Unset: one batch
-   * takes all it may. With many actors in step (all their commits arrive in one turn), one big
-   * batch makes the store and the process take turns: the store works while the process waits,
-   * then the other way round. Split, the first batch's answers are processed while the store
-   * still applies the others, at the cost of more batches (each has a fixed cost).
-   */
-  spreadMin?: number;
   /** Times a commit answered `retry` is queued again before its error is returned (default 5). */
   maxRetries?: number;
   /**
@@ -75,7 +66,6 @@ export class GroupCommitter<C, R> {
   private readonly maxInFlight: number;
   private readonly maxRetries: number;
   private readonly startNow: boolean;
-  private readonly spreadMin: number | undefined;
   private readonly keysOf: ((item: C) => readonly string[]) | undefined;
   /** Keys of the items in flight, with how many in-flight items hold each. */
   private readonly busy = new Map<string, number>();
@@ -93,7 +83,6 @@ export class GroupCommitter<C, R> {
     this.maxInFlight = options.maxInFlight ?? 1;
     this.maxRetries = options.maxRetries ?? 5;
     this.startNow = (options.start ?? "now") === "now";
-    this.spreadMin = options.spreadMin;
     // Keys matter only when batches can overlap; with one in flight, submit order is batch order.
     this.keysOf = this.maxInFlight > 1 ? options.keysOf : undefined;
   }
@@ -126,7 +115,7 @@ export class GroupCommitter<C, R> {
 
   private startBatches(): void {
     while (this.running < this.maxInFlight && this.queue.length > 0) {
-      const { batch, keys } = this.nextBatch(this.batchLimit());
+      const { batch, keys } = this.nextBatch();
       if (batch.length === 0) return; // every queued item waits for a key in flight
       this.running++;
       void this.run(batch).finally(() => {
@@ -137,23 +126,16 @@ export class GroupCommitter<C, R> {
     }
   }
 
-  /** How many items the next batch may take: all it may, or its share of the queue when spreading. */
-  private batchLimit(): number {
-    if (this.spreadMin === undefined) return this.maxBatch;
-    const share = Math.ceil(this.queue.length / (this.maxInFlight - this.running));
-    return Math.min(this.maxBatch, Math.max(this.spreadMin, share));
-  }
-
   /** The next batch: the oldest items, skipping (and keeping in order) those whose keys are busy. */
-  private nextBatch(limit: number): { batch: Queued<C, R>[]; keys: string[] } {
+  private nextBatch(): { batch: Queued<C, R>[]; keys: string[] } {
     const keysOf = this.keysOf;
-    if (!keysOf) return { batch: this.queue.splice(0, limit), keys: [] };
+    if (!keysOf) return { batch: this.queue.splice(0, this.maxBatch), keys: [] };
     const batch: Queued<C, R>[] = [];
     const held: Queued<C, R>[] = [];
     const heldKeys = new Set<string>();
     const taken: string[] = [];
     for (const q of this.queue) {
-      const keys = batch.length < limit ? keysOf(q.item) : undefined;
+      const keys = batch.length < this.maxBatch ? keysOf(q.item) : undefined;
       if (keys === undefined || keys.some((k) => this.busy.has(k) || heldKeys.has(k))) {
         held.push(q);
         for (const k of keys ?? []) heldKeys.add(k);

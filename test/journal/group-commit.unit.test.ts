@@ -104,43 +104,4 @@ describe("group committer", () => {
     gates[3]?.();
     expect(await Promise.all(rest)).toEqual(["b:1", "a:2", "c:1", "a:3"]);
   });
-
-  it("spreads a burst over the free batch slots when asked, never below spreadMin per batch", async () => {
-    const batches: number[][] = [];
-    const gates: (() => void)[] = [];
-    const committer = new GroupCommitter<number, number>(
-      async (items) => {
-        batches.push(items);
-        await new Promise<void>((resolve) => gates.push(resolve));
-        return items.map((item) => ({ ok: item }));
-      },
-      { maxInFlight: 3, spreadMin: 4, start: "next-turn" },
-    );
-    // Two turns: a released batch settles its callers, then the next batch starts a turn later.
-    const settle = async () => {
-      for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
-    };
-    // A burst of 10 in one turn: three slots free, shares of ceil(10/3) = 4, then 4, then the last 2
-    // (the last slot's share is what is left, however small).
-    const burst = Array.from({ length: 10 }, (_, i) => committer.submit(i));
-    await settle();
-    expect(batches).toEqual([
-      [0, 1, 2, 3],
-      [4, 5, 6, 7],
-      [8, 9],
-    ]);
-    // With one slot free, five queued items go as one batch: its share is the whole queue.
-    const more = [10, 11, 12, 13, 14].map((i) => committer.submit(i));
-    gates[0]?.();
-    await settle();
-    expect(batches[3]).toEqual([10, 11, 12, 13, 14]);
-    // Three items and three free slots: spreadMin keeps them together in one batch.
-    for (const gate of gates.slice(1)) gate();
-    await Promise.all([...burst, ...more]);
-    const last = [15, 16, 17].map((i) => committer.submit(i));
-    await settle();
-    expect(batches[4]).toEqual([15, 16, 17]);
-    for (const gate of gates.slice(4)) gate();
-    expect(await Promise.all(last)).toEqual([15, 16, 17]);
-  });
 });
