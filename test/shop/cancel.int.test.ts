@@ -1,28 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Ledgers } from "../../examples/shop/demo/ledgers.js";
+import { describe, expect, it } from "vitest";
 import type { OrderView } from "../../examples/shop/service/order-view.js";
-import { type Shop, startShop } from "../../examples/shop/service/shop.js";
+import { useTempShop } from "../support/temp-shop.js";
 
 // Cancellation over real HTTP: the shop with its in-process providers (the warehouse ships 50 ms after
 // the picklist), a SQLite journal in a temp dir. Cancels land at different moments of the order's
 // life; whichever wins, the providers' ledgers must show an allowed end.
 
-let dir: string;
-let shop: Shop;
+const { call, ledger } = useTempShop("cancel");
 const order = { email: "ada@example.com", currency: "EUR", lines: [{ sku: "book", quantity: 2, unitPrice: 1250 }] };
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(`${shop.url}${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
-}
 const cancel = (id: string, key: string, body: unknown = { reason: "changed my mind" }) =>
   call("POST", `/orders/${id}/cancel`, body, { "idempotency-key": key });
 const place = async (key: string) =>
@@ -33,22 +19,6 @@ const settled = async (id: string) => {
     .toMatch(/^(completed|cancelled)$/);
   return (await call("GET", `/orders/${id}`)).body as OrderView;
 };
-const ledger = async <K extends keyof Ledgers>(provider: K): Promise<Ledgers[K]> =>
-  (await fetch(`${shop.providerUrls[provider]}/ledger`)).json() as Promise<Ledgers[K]>;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "oncely-shop-cancel-"));
-  shop = await startShop({
-    port: 0,
-    databaseUrl: `sqlite:${join(dir, "shop.db")}`,
-    dataDir: dir,
-    effectTimeoutMs: 1000,
-  });
-});
-afterAll(async () => {
-  await shop?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 describe("POST /orders/:id/cancel", () => {
   it("answers 400 without an Idempotency-Key or with a bad body, 404 for an unknown order", async () => {

@@ -1,19 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Ledgers } from "../../examples/shop/demo/ledgers.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { refundKey } from "../../examples/shop/ordering/refunds.js";
 import type { OrderView } from "../../examples/shop/service/order-view.js";
-import { type Shop, startShop } from "../../examples/shop/service/shop.js";
+import { useTempShop } from "../support/temp-shop.js";
 
 // A short shipment over the real wiring: the shop with its in-process providers and a SQLite journal.
 // The warehouse accepts the picklist, then reports a line it cannot ship through its signed webhook;
 // Shipping records and publishes LinesUnavailable, the order refunds that line's amount under the
 // adjustment's key and mails the customer, and the rest ships. The ledgers are the ground truth.
 
-let dir: string;
-let shop: Shop;
+const { shop, call, ledger } = useTempShop("short");
 const order = {
   email: "ada@example.com",
   currency: "EUR",
@@ -23,37 +18,14 @@ const order = {
   ],
 };
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(`${shop.url}${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) };
-}
-const ledger = async <K extends keyof Ledgers>(provider: K): Promise<Ledgers[K]> =>
-  (await fetch(`${shop.providerUrls[provider]}/ledger`)).json() as Promise<Ledgers[K]>;
-
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "oncely-shop-short-"));
-  shop = await startShop({
-    port: 0,
-    databaseUrl: `sqlite:${join(dir, "shop.db")}`,
-    dataDir: dir,
-    effectTimeoutMs: 1000,
-  });
   // Every accepted picklist comes up short, and every webhook is delivered twice.
-  const set = await fetch(`${shop.providerUrls.warehouse}/faults`, {
+  const set = await fetch(`${shop().providerUrls.warehouse}/faults`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ shortShipRate: 1, duplicateRate: 1 }),
   });
   expect(set.status).toBe(200);
-});
-afterAll(async () => {
-  await shop?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("a line the warehouse cannot ship after accepting the picklist", () => {
