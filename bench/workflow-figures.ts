@@ -15,9 +15,18 @@ export const orderKey = (orderId: string, step: OrderStep): string => `order:${o
 export interface WorkflowOptions {
   orders: number;
   inflight: number;
+  /**
+   * Orders run before the timed ones (default: `inflight`). Longer, the figures leave out the
+   * first orders' JIT compilation and cold caches, for every system alike.
+   */
+  warmup?: number;
 }
 
 export const DEFAULT_WORKFLOW_OPTIONS: WorkflowOptions = { orders: 1_000, inflight: 50 };
+
+/** How many warm-up orders a run makes before its timed ones. */
+export const warmupOf = (options: WorkflowOptions): number =>
+  options.warmup ?? Math.min(options.inflight, options.orders);
 
 /** What one system's run produced; serialisable, since peers run in child processes. */
 export interface WorkflowFigures {
@@ -103,7 +112,7 @@ async function driveOrders(
 }
 
 /**
- * One system's measured run: first a warm-up of `inflight` orders (connections, caches, a
+ * One system's measured run: first a warm-up (`warmupOf`: `inflight` orders unless told; connections, caches, a
  * server's partitions becoming ready), then `orders` orders timed, with SQL statements counted
  * over the timed part when `sqlClient` (the `pg` module's Client class the system uses) is given.
  * Returns every order id started (warm-up included) for the exactly-once check.
@@ -114,7 +123,7 @@ export async function runWorkload(
   sqlClient?: PgClientClass,
 ): Promise<{ ids: string[]; seconds: number; latencies: number[]; sql?: SqlCount }> {
   const tag = `${Date.now().toString(36)}${process.pid}`;
-  const warmup = orderIds(`${tag}w`, Math.min(options.inflight, options.orders));
+  const warmup = orderIds(`${tag}w`, warmupOf(options));
   await driveOrders(warmup, options.inflight, startOrder);
   const ids = orderIds(tag, options.orders);
   const counter = sqlClient === undefined ? undefined : countSql(sqlClient);
@@ -220,9 +229,12 @@ export function parseWorkflowArgs(argv: readonly string[]): WorkflowOptions & { 
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a positive integer, got ${raw ?? "nothing"}`);
     return n;
   };
+  const orders = value("orders", DEFAULT_WORKFLOW_OPTIONS.orders);
+  const inflight = value("inflight", DEFAULT_WORKFLOW_OPTIONS.inflight);
   return {
-    orders: value("orders", DEFAULT_WORKFLOW_OPTIONS.orders),
-    inflight: value("inflight", DEFAULT_WORKFLOW_OPTIONS.inflight),
+    orders,
+    inflight,
+    warmup: value("warmup", Math.min(inflight, orders)),
     rounds: value("rounds", 3),
   };
 }

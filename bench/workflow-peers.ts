@@ -10,10 +10,11 @@ import {
   percentile,
   type WorkflowFigures,
   type WorkflowOptions,
+  warmupOf,
 } from "./workflow-figures.js";
 
 /**
- * `npm run bench -- peers [--orders N --inflight N --rounds N]`: the order workflow on oncely
+ * `npm run bench -- peers [--orders N --inflight N --warmup N --rounds N]`: the order workflow on oncely
  * (PostgreSQL and SQLite journals), DBOS Transact and Restate, interleaved: each round runs every
  * system once, in a rotated order, so that noise from a busy machine hits all of them alike.
  * Each run is a child process of its own (fresh heap, no system's globals seen by another), killed
@@ -56,12 +57,13 @@ function ensurePeersInstalled(print: (line: string) => void): void {
 }
 
 /** A generous bound per run: a minute to start, plus 0.3 s per order (a slow system does ~20/s here). */
-const runTimeoutMs = (options: WorkflowOptions): number => 60_000 + 300 * (options.orders + options.inflight);
+const runTimeoutMs = (options: WorkflowOptions): number => 60_000 + 300 * (options.orders + warmupOf(options));
 
 /** Runs one system in a child process of its own process group, so a timeout kills all it started. */
 async function runSystem(system: System, options: WorkflowOptions): Promise<WorkflowFigures> {
   const args = ["--import", "tsx", system.script, ...system.args];
   args.push("--orders", String(options.orders), "--inflight", String(options.inflight));
+  args.push("--warmup", String(warmupOf(options)));
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
@@ -167,7 +169,7 @@ export async function benchPeers(print: (line: string) => void): Promise<void> {
   ensurePeersInstalled(print);
   print(
     `order workflow, interleaved: ${options.rounds} rounds × ${SYSTEMS.length} systems, ${options.orders} orders ` +
-      `(after a warm-up of ${Math.min(options.inflight, options.orders)}), ${options.inflight} in flight; ` +
+      `(after a warm-up of ${warmupOf(options)}), ${options.inflight} in flight; ` +
       "latency = start → last effect's outcome recorded; SQL statements and commits counted on the client " +
       "(pg Client.prototype.query wrapped), over the timed orders",
   );

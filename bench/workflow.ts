@@ -20,6 +20,7 @@ import {
   runWorkload,
   type WorkflowFigures,
   type WorkflowOptions,
+  warmupOf,
 } from "./workflow-figures.js";
 
 /**
@@ -167,7 +168,7 @@ export async function benchWorkflow(print: (line: string) => void): Promise<void
   const options = parseWorkflowArgs(process.argv.slice(2));
   print(
     `order workflow: 4 sequential effects per order, ${options.orders} orders (after a warm-up of ` +
-      `${Math.min(options.inflight, options.orders)}), ${options.inflight} in flight; ` +
+      `${warmupOf(options)}), ${options.inflight} in flight; ` +
       "latency = start → last outcome committed; SQL counted on the client (pg Client.query)",
   );
   print(describeFigures(await runOncelyPostgres(options)));

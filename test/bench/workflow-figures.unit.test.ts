@@ -41,13 +41,15 @@ describe("the order workflow's exactly-once check", () => {
 });
 
 describe("the workflow bench options", () => {
-  it("default to 1,000 orders, 50 in flight, 3 rounds, and read the named options", () => {
-    expect(parseWorkflowArgs(["peers"])).toEqual({ orders: 1_000, inflight: 50, rounds: 3 });
+  it("default to 1,000 orders, 50 in flight, a warm-up of one in-flight's worth, 3 rounds, and read the named options", () => {
+    expect(parseWorkflowArgs(["peers"])).toEqual({ orders: 1_000, inflight: 50, warmup: 50, rounds: 3 });
     expect(parseWorkflowArgs(["peers", "--orders", "20", "--rounds", "1"])).toEqual({
       orders: 20,
       inflight: 50,
+      warmup: 20,
       rounds: 1,
     });
+    expect(parseWorkflowArgs(["peers", "--warmup", "500"])).toMatchObject({ warmup: 500 });
   });
 
   it("reject a value that is not a positive integer, naming the option", () => {
