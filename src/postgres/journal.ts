@@ -274,9 +274,16 @@ export class PostgresJournal implements Journal {
     return this.run((q) => deadLetters.resolveDeadLetter(q, this.tables, id, status, now));
   }
 
-  /** One statement (see published-log.ts); the NOTIFY inside wakes readers here and in other processes. */
-  appendPublished(entry: NewPublished, now: number): Promise<number> {
-    return this.run((q) => appendPublished(q, this.tables, entry, now));
+  /**
+   * One statement (see published-log.ts); the NOTIFY inside wakes readers in other processes. Readers
+   * here are woken directly once it committed: a NOTIFY reaches this process only while its LISTEN
+   * connection is up, and one started just before the append may not be listening yet (a reader
+   * would then wait for its next poll).
+   */
+  async appendPublished(entry: NewPublished, now: number): Promise<number> {
+    const position = await this.run((q) => appendPublished(q, this.tables, entry, now));
+    for (const listener of this.publishedListeners) queueMicrotask(listener);
+    return position;
   }
 
   readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
