@@ -62,6 +62,12 @@ export const payloadSchemas = {
     /** The warehouse webhook's own event id and time (audit; nothing is ordered by the time). */
     warehouseEventId: z.string().min(1),
     shippedAt: z.string().min(1),
+    /**
+     * The adjustments (lines it cannot ship) the warehouse reported before this shipment, as Shipping
+     * recorded them: the order does not call itself completed before it has heard of each. Absent from
+     * events published before the field existed.
+     */
+    adjustmentIds: z.array(z.string().min(1)).optional(),
   }),
   /** The warehouse refused the picklist for good (out of stock): nothing will ship. */
   PicklistRejected: z.object({ orderId, reason: z.string() }),

@@ -18,6 +18,15 @@ export const orderActor = defineActor<OrderState, OrderCommand | EffectOutcome, 
   decide,
   parseCommand: parseOrderCommand,
   // Snapshots only shorten recovery; a state from snapshot + tail equals one from full replay.
-  // Version 3: mails hold their attempt and key; version 4: cancellation, stock, refunds and their mails.
-  snapshot: { every: 50, schemaVersion: 4 },
+  // Version 3: mails hold their attempt and key; version 4: cancellation, stock, refunds and their mails;
+  // version 5: the shortages a shipment was reported with. A version-4 snapshot was written by code whose
+  // shipments carried none, so it migrates exactly by adding an empty list.
+  snapshot: {
+    every: 50,
+    schemaVersion: 5,
+    migrate: (state, from) =>
+      from === 4
+        ? { ...(state as OrderState), shipping: { ...(state as OrderState).shipping, adjustmentIds: [] } }
+        : undefined,
+  },
 });

@@ -160,6 +160,7 @@ function factEvent(command: IntegrationCommand, state: OrderState): OrderEvent |
             eventId: command.warehouseEventId,
             shipmentId: command.shipmentId,
             occurredAt: command.shippedAt,
+            ...(command.adjustmentIds?.length ? { adjustmentIds: command.adjustmentIds } : {}),
           };
   }
 }

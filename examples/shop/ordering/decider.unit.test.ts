@@ -185,6 +185,56 @@ describe("order: mails", () => {
     ).toBe("completed");
   });
 
+  it("shipped with a shortage it has not heard of yet is shipped, not completed; the shortage then asks its refund", () => {
+    // Facts arrive in any order: Shipping's OrderShipped names the adjustment it recorded before the
+    // shipment, and the order may get it before that adjustment's LinesUnavailable. Completed there
+    // would go back to shipped when the shortage came (the demo's CI run found that).
+    const shippedShort: IntegrationCommand = { ...shippedCommand, adjustmentIds: ["adj-1"] } as IntegrationCommand;
+    const shippedShortEvent = { ...shippedEvent, adjustmentIds: ["adj-1"] } as OrderEvent;
+    given(orderActor, [placedEvent, processedEvent, confirmationRequested], { id })
+      .when(shippedShort)
+      .then([shippedShortEvent, shippingMailRequested]);
+    const mailsSent: OrderEvent[] = [
+      { type: "ConfirmationEmailSent", key: "order:42:confirmation-email", messageId: "m1", via: "run" },
+      { type: "ShippingEmailSent", key: "order:42:shipping-email", messageId: "m2", via: "run" },
+    ];
+    const before = [placedEvent, processedEvent, confirmationRequested, shippedShortEvent, shippingMailRequested];
+    expect(statusAfter([...before, ...mailsSent])).toBe("shipped");
+    // Without the adjustment named, the same order is completed: the rule is what holds it back.
+    expect(
+      statusAfter([
+        placedEvent,
+        processedEvent,
+        confirmationRequested,
+        shippedEvent,
+        shippingMailRequested,
+        ...mailsSent,
+      ]),
+    ).toBe("completed");
+    // The shortage comes: recorded, its refund (the pen, 300) asked under its own key, the customer mailed.
+    const lines: IntegrationCommand = {
+      type: "RecordLinesUnavailable",
+      eventId: "lines:1",
+      adjustmentId: "adj-1",
+      lines: [{ sku: "pen", quantity: 1 }],
+    };
+    const decision = given(orderActor, [...before, ...mailsSent], { id })
+      .when(lines)
+      .thenPublishes([]);
+    expect(decision.events?.[0]).toMatchObject({ type: "LinesUnavailable", adjustmentId: "adj-1" });
+    expect(decision.effects).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          kind: "refund",
+          key: "order:42:refund:adj-1",
+          input: { paymentId: "pay_1", amount: 300 },
+        }),
+        expect.objectContaining({ kind: "email", key: "order:42:stock-email" }),
+      ]),
+    );
+    expect(statusAfter([...before, ...mailsSent, ...(decision.events ?? [])])).toBe("shipped");
+  });
+
   const failed = (key: string, error: string, via: "run" | "operator" = "run"): EffectOutcome => ({
     type: "oncely.effect.failed",
     key,

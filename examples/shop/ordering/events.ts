@@ -43,6 +43,8 @@ export interface OrderShipped {
   shipmentId: string;
   /** The warehouse's clock: kept for audit only, never used to order anything. */
   occurredAt: string;
+  /** Shortages reported before the shipment (see `ShippingState.adjustmentIds`); absent when none. */
+  adjustmentIds?: string[];
 }
 /** Payment reported the charge (integration event `PaymentProcessed`). */
 export interface PaymentProcessed {

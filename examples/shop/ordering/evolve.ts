@@ -75,6 +75,7 @@ export function evolve(state: OrderState, event: OrderEvent): OrderState {
           shipmentId: event.shipmentId,
           eventId: event.eventId,
           occurredAt: event.occurredAt,
+          adjustmentIds: event.adjustmentIds ?? [],
         },
       };
     case "OrderCancelled":

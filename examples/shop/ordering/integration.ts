@@ -27,6 +27,8 @@ export type IntegrationCommand =
       /** The warehouse's webhook event id and time, as Shipping recorded them. */
       warehouseEventId: string;
       shippedAt: string;
+      /** The shortages Shipping recorded before the shipment (their `LinesUnavailable` may come later); absent: none. */
+      adjustmentIds?: string[];
     };
 
 export const INTEGRATION_COMMAND_TYPES = [
@@ -80,8 +82,18 @@ export const orderingRoute: CommandHandler = {
         return { address, command: { type: "RecordLinesUnavailable", eventId, adjustmentId, lines } };
       }
       case "OrderShipped": {
-        const { shipmentId, warehouseEventId, shippedAt } = payloadOf(envelope, "OrderShipped");
-        return { address, command: { type: "RecordOrderShipped", eventId, shipmentId, warehouseEventId, shippedAt } };
+        const { shipmentId, warehouseEventId, shippedAt, adjustmentIds } = payloadOf(envelope, "OrderShipped");
+        return {
+          address,
+          command: {
+            type: "RecordOrderShipped",
+            eventId,
+            shipmentId,
+            warehouseEventId,
+            shippedAt,
+            adjustmentIds: adjustmentIds ?? [],
+          },
+        };
       }
       default:
         return undefined;

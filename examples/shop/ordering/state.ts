@@ -36,6 +36,13 @@ export interface ShippingState {
   shipmentId: string | null;
   eventId: string | null;
   occurredAt: string | null;
+  /**
+   * The shortages the warehouse reported before this shipment. Facts arrive in any order, so the
+   * shipment may be recorded before a shortage's `LinesUnavailable`: until each of these is known
+   * (and refunded), the order is shipped, not completed. Without this, an order could be completed
+   * and then go back to shipped when the shortage came: a status rolled back.
+   */
+  adjustmentIds: string[];
 }
 
 export interface OrderDetails {
@@ -101,7 +108,7 @@ export const initialOrderState = (orderId: string): OrderState => ({
   payment: notRequested(),
   confirmationEmail: mailNotRequested(),
   picklist: notRequested(),
-  shipping: { status: "NotRequested", shipmentId: null, eventId: null, occurredAt: null },
+  shipping: { status: "NotRequested", shipmentId: null, eventId: null, occurredAt: null, adjustmentIds: [] },
   shippingEmail: mailNotRequested(),
   cancellation: null,
   stock: { rejected: null, shortages: [] },

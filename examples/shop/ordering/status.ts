@@ -90,6 +90,7 @@ export function deriveStatus(state: OrderState): OrderStatus | undefined {
     state.confirmationEmail.status === "Completed" &&
     state.shippingEmail.status === "Completed" &&
     refundsSettled(state) &&
+    state.shipping.adjustmentIds.every((id) => state.stock.shortages.some((s) => s.adjustmentId === id)) &&
     (state.stock.shortages.length === 0 || state.stockEmail.status === "Completed")
   ) {
     return "completed";

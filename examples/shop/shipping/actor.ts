@@ -279,11 +279,13 @@ export function decideShipment(
         shipmentId: command.shipmentId,
         occurredAt: command.occurredAt,
       };
+      // The shortages recorded before the shipment go with it: the order may hear of the shipment first.
       const payload: PayloadOf<"OrderShipped"> = {
         orderId,
         shipmentId: command.shipmentId,
         warehouseEventId: command.eventId,
         shippedAt: command.occurredAt,
+        ...(state.shortages.length > 0 ? { adjustmentIds: state.shortages.map((s) => s.adjustmentId) } : {}),
       };
       return {
         events: [event],
