@@ -172,6 +172,35 @@ export function journalConformance(
         expect(await j.readStream("order/1", 1, 0)).toEqual([]);
       });
 
+      it("answers reads made at the same time, of many streams and pages, each as if it were alone", async () => {
+        // Back ends may send reads that arrive together as one statement (PostgreSQL does): each
+        // read must still get exactly its own stream's page.
+        for (const [stream, n] of [["r/a", 5], ["r/b", 1], ["r/c", 3]] as const) {
+          await j.commit({ stream, expectedVersion: 0, events: events(n, stream), now: T0 });
+        }
+        const asked = [
+          ["r/a", 1, Number.POSITIVE_INFINITY],
+          ["r/b", 1, Number.POSITIVE_INFINITY],
+          ["r/a", 2, 2],
+          ["r/none", 1, Number.POSITIVE_INFINITY],
+          ["r/c", 3, 10],
+          ["r/a", 6, 5],
+          ["r/c", 1, 0],
+          ["r/a", 4, Number.POSITIVE_INFINITY],
+        ] as const;
+        const pages = await Promise.all(asked.map(([stream, from, limit]) => j.readStream(stream, from, limit)));
+        expect(pages.map((page) => page.map((e) => `${e.stream}@${e.version}`))).toEqual([
+          ["r/a@1", "r/a@2", "r/a@3", "r/a@4", "r/a@5"],
+          ["r/b@1"],
+          ["r/a@2", "r/a@3"],
+          [],
+          ["r/c@3"],
+          [],
+          [],
+          ["r/a@4", "r/a@5"],
+        ]);
+      });
+
       it("appends without an expected version at the end of the stream", async () => {
         await j.commit({ stream: "s/1", events: events(2), now: T0 });
         const result = await j.commit({ stream: "s/1", events: events(1), now: T0 });
