@@ -1,11 +1,12 @@
 import fc from "fast-check";
-import type { DecideContext, EffectOutcome, EffectStatus } from "oncely";
+import type { EffectOutcome, EffectStatus } from "oncely";
 import { CommandRejectedError } from "oncely";
 import { describe, expect, it } from "vitest";
 import { orderActor } from "./actor.js";
 import type { OrderCommand, PlaceOrder } from "./commands.js";
 import { attemptKey, EFFECT_FACTS, type EffectFact, effectOfKey, MAX_MAIL_ATTEMPTS } from "./effects.js";
 import { ORDER_EFFECT_FACTS, type OrderEvent } from "./events.js";
+import { id, orderContext } from "./fixtures.js";
 import { refundKey } from "./refunds.js";
 import type { OrderState } from "./state.js";
 import { attentionReasons, deriveStatus } from "./status.js";
@@ -18,14 +19,7 @@ import { attentionReasons, deriveStatus } from "./status.js";
  * the derived status agrees with the facts.
  */
 
-const id = "42";
-const context = (version: number): DecideContext => ({
-  address: `order/${id}`,
-  id,
-  now: Date.UTC(2026, 0, 1),
-  messageId: undefined,
-  version,
-});
+const context = orderContext;
 const placeOrder: PlaceOrder = {
   type: "PlaceOrder",
   customerEmail: "ada@example.com",

@@ -3,22 +3,14 @@ import { CommandRejectedError, InvalidInputError } from "oncely";
 import { given } from "oncely/testing";
 import { describe, expect, it } from "vitest";
 import { orderActor } from "./actor.js";
-import { type PlaceOrder, parseOrderCommand } from "./commands.js";
+import { parseOrderCommand } from "./commands.js";
 import { MAX_MAIL_ATTEMPTS } from "./effects.js";
 import type { OrderEvent } from "./events.js";
+import { bookAndPen, id } from "./fixtures.js";
 import type { IntegrationCommand } from "./integration.js";
 import { attentionReasons, deriveStatus } from "./status.js";
 
-const id = "42";
-const placeOrder: PlaceOrder = {
-  type: "PlaceOrder",
-  customerEmail: "ada@example.com",
-  currency: "EUR",
-  lines: [
-    { sku: "book", quantity: 2, unitPrice: 1250 },
-    { sku: "pen", quantity: 1, unitPrice: 300 },
-  ],
-};
+const placeOrder = bookAndPen;
 const placedEvent: OrderEvent = {
   type: "OrderPlaced",
   orderId: id,

@@ -1,10 +1,11 @@
 import fc from "fast-check";
-import type { DecideContext, EffectOutcome, EffectRequest } from "oncely";
+import type { EffectOutcome, EffectRequest } from "oncely";
 import { CommandRejectedError } from "oncely";
 import { describe, expect, it } from "vitest";
 import { orderActor } from "./actor.js";
-import type { OrderCommand, PlaceOrder } from "./commands.js";
+import type { OrderCommand } from "./commands.js";
 import { EFFECT_KINDS } from "./effects.js";
+import { bookAndPen, id, orderContext } from "./fixtures.js";
 import { refundKey } from "./refunds.js";
 import type { OrderState } from "./state.js";
 import { deriveStatus } from "./status.js";
@@ -23,23 +24,8 @@ import { deriveStatus } from "./status.js";
  * and its refunds add up to exactly what the world calls for, each key asked for once.
  */
 
-const id = "42";
-const context = (version: number): DecideContext => ({
-  address: `order/${id}`,
-  id,
-  now: Date.UTC(2026, 0, 1),
-  messageId: undefined,
-  version,
-});
-const placeOrder: PlaceOrder = {
-  type: "PlaceOrder",
-  customerEmail: "ada@example.com",
-  currency: "EUR",
-  lines: [
-    { sku: "book", quantity: 2, unitPrice: 1250 },
-    { sku: "pen", quantity: 1, unitPrice: 300 },
-  ],
-};
+const context = orderContext;
+const placeOrder = bookAndPen;
 const AMOUNT = 2800;
 const PEN = 300;
 
