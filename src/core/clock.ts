@@ -1,5 +1,7 @@
 /** Time, ids and randomness are injected everywhere, so a test or a simulation can fix them. */
 
+import { timeOrderedIds } from "./time-ordered-ids.js";
+
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
@@ -39,7 +41,11 @@ export interface IdGenerator {
   next(): string;
 }
 
-export const randomIds: IdGenerator = { next: () => crypto.randomUUID() };
+/**
+ * The default ids: unique UUIDs that sort by the time they were made (version 7, see
+ * time-ordered-ids.ts), kept in index order by the journal. Tests inject `sequentialIds`.
+ */
+export const randomIds: IdGenerator = timeOrderedIds();
 
 /** Deterministic ids: `prefix-1`, `prefix-2`, ... */
 export function sequentialIds(prefix = "id"): IdGenerator {
