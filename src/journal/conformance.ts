@@ -175,7 +175,11 @@ export function journalConformance(
       it("answers reads made at the same time, of many streams and pages, each as if it were alone", async () => {
         // Back ends may send reads that arrive together as one statement (PostgreSQL does): each
         // read must still get exactly its own stream's page.
-        for (const [stream, n] of [["r/a", 5], ["r/b", 1], ["r/c", 3]] as const) {
+        for (const [stream, n] of [
+          ["r/a", 5],
+          ["r/b", 1],
+          ["r/c", 3],
+        ] as const) {
           await j.commit({ stream, expectedVersion: 0, events: events(n, stream), now: T0 });
         }
         const asked = [
