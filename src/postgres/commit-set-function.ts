@@ -30,8 +30,11 @@ import type { Tables } from "./tables.js";
  * refuses, e.g. a NUL byte in JSON text) takes the same fallback, so the set path never decides a
  * commit's fate differently from the per-commit path.
  */
-export const commitSetFunctionSql = (t: Tables, options: { keyLookups?: boolean } = {}): string => `
-CREATE OR REPLACE FUNCTION ${t.commitSetFunction}(p_commits text[], OUT results text[], OUT notify boolean)
+export const commitSetFunctionSql = (
+  t: Tables,
+  options: { keyLookups?: boolean; input?: "text" | "jsonb"; withBatchFunction?: boolean } = {},
+): string => `
+CREATE OR REPLACE FUNCTION ${t.commitSetFunction}(p_commits ${options.input ?? "text"}[], OUT results text[], OUT notify boolean)
 LANGUAGE plpgsql ${options.keyLookups ? KEY_LOOKUP_PLANS : ""} AS $oncely$
 DECLARE
   v_c jsonb[];
@@ -52,7 +55,7 @@ BEGIN
   notify := false;
   IF v_n = 0 THEN RETURN; END IF;
   -- Parsed once for every statement below; a commit the server cannot parse raises (fallback).
-  v_c := p_commits::jsonb[];
+  v_c := p_commits${options.input === "jsonb" ? "" : "::jsonb[]"};
 
   -- 1. Which commits the set path takes, their stream's current version, and the guards that need
   --    no write: a version conflict or a reused effect key answers the commit here.
@@ -221,7 +224,9 @@ BEGIN
   END LOOP;
 END
 $oncely$;
+${options.withBatchFunction === false ? "" : batchFunctionSql(t)}`;
 
+const batchFunctionSql = (t: Tables): string => `
 CREATE OR REPLACE FUNCTION ${t.commitBatchFunction}(p_commits text[], p_channel text) RETURNS text[]
 LANGUAGE plpgsql AS $oncely$
 DECLARE

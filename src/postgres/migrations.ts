@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { commitFunctionSql } from "./commit-function.js";
+import { commitJsonFunctionSql } from "./commit-json-function.js";
 import { commitSetFunctionSql } from "./commit-set-function.js";
 import { openRowIndexesSql } from "./key-lookup-plans.js";
 import { publishedLogSql } from "./published-log.js";
@@ -124,6 +125,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
       commitSetFunctionSql(t, { keyLookups: true }) +
       openRowIndexesSql(t.qschema, t.outbox),
   },
+  // The batch as one JSON text in and out: no array literal to escape on the way in or parse on the way back.
+  { version: 8, sql: (t) => commitJsonFunctionSql(t) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

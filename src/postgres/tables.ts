@@ -19,6 +19,8 @@ export interface Tables {
   /** The set-wise half of group commit and the function the client calls (see commit-set-function.ts). */
   commitSetFunction: string;
   commitBatchFunction: string;
+  /** The batch as one JSON text in and out (migration 8, see commit-json-function.ts): what the client calls. */
+  commitJsonFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
   /** The journal transport's log (migration 4) and its append function. */
@@ -55,6 +57,7 @@ export function tables(schema: string): Tables {
     commitFunction: `${q}.oncely_commit`,
     commitSetFunction: `${q}.oncely_commit_set`,
     commitBatchFunction: `${q}.oncely_commit_batch`,
+    commitJsonFunction: `${q}.oncely_commit_json`,
     channel: channelName("oncely_outbox", schema),
     published: `${q}.published`,
     publishFunction: `${q}.oncely_publish`,

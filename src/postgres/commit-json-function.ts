@@ -1,0 +1,69 @@
+import { commitSetFunctionSql } from "./commit-set-function.js";
+import type { Tables } from "./tables.js";
+
+/**
+ * Migration 8: the batch as ONE JSON text in, ONE JSON text out. `oncely_commit_json(commits text,
+ * channel text)` takes `[commit, commit, ...]` and answers `[result, result, ...]`, each result
+ * exactly as `oncely_commit` (commit-function.ts) answers it.
+ *
+ * Why: as a `text[]` parameter, every commit's JSON had to be escaped into an array literal by the
+ * client (each `"` and `\\` doubled) and the answer parsed back out of one; measured on the order
+ * workflow, that escaping alone was a sixth of every byte the client process allocated, and the
+ * array parsing another twentieth. A JSON array needs neither: the client joins the commits' texts
+ * and `JSON.parse`s the answer, and the server parses the batch once, into the `jsonb[]` the set
+ * path (commit-set-function.ts, here taking `jsonb[]`) reads.
+ *
+ * Each commit keeps its own fate as before. When the set path raises, every commit it did not
+ * answer goes through `oncely_commit`, one subtransaction each. When the batch cannot be held as
+ * jsonb at all (a NUL byte, `\\u0000`, in some commit's JSON text: json accepts it, jsonb does not),
+ * it is split as json instead, which keeps each commit's text as sent, and every commit goes through
+ * `oncely_commit`, where only the one holding the NUL byte fails. A lone commit skips the set path:
+ * its fixed cost (a statement per table, even when empty) is more than one subtransaction.
+ */
+export const commitJsonFunctionSql = (t: Tables): string => `
+${commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false })}
+CREATE OR REPLACE FUNCTION ${t.commitJsonFunction}(p_commits text, p_channel text) RETURNS text
+LANGUAGE plpgsql AS $oncely$
+DECLARE
+  v_c jsonb[];
+  v_texts text[];
+  v_n integer;
+  v_results text[];
+  v_notify boolean := false;
+  v_rest integer[];
+  v_each text[];
+BEGIN
+  -- One subtransaction for the parse and the whole set path: an error in either rolls all of it
+  -- back (variables keep what was assigned), and the commits left unanswered go one at a time.
+  BEGIN
+    v_c := ARRAY(SELECT e FROM jsonb_array_elements(p_commits::jsonb) AS e);
+    IF cardinality(v_c) > 1 THEN
+      SELECT s.results, s.notify INTO v_results, v_notify FROM ${t.commitSetFunction}(v_c) s;
+    END IF;
+  EXCEPTION WHEN OTHERS THEN
+    v_results := NULL;
+    v_notify := false;
+  END;
+  IF v_c IS NULL THEN
+    v_texts := ARRAY(SELECT x::text FROM json_array_elements(p_commits::json) AS x);
+  END IF;
+  v_n := coalesce(cardinality(v_c), cardinality(v_texts), 0);
+  IF v_results IS NULL THEN
+    v_results := array_fill(NULL::text, ARRAY[v_n]);
+  END IF;
+  v_rest := ARRAY(SELECT i FROM generate_series(1, v_n) AS i WHERE v_results[i] IS NULL ORDER BY i);
+  IF cardinality(v_rest) > 0 THEN
+    -- In batch order, after the set path; it sends its own NOTIFY when it inserts an unleased row.
+    v_each := ${t.commitFunction}(ARRAY(SELECT coalesce(v_texts[i], v_c[i]::text)
+      FROM unnest(v_rest) WITH ORDINALITY AS r(i, ord) ORDER BY ord), p_channel);
+    FOR k IN 1..cardinality(v_rest) LOOP
+      v_results[v_rest[k]] := v_each[k];
+    END LOOP;
+  END IF;
+  IF v_notify THEN
+    PERFORM pg_notify(p_channel, '');
+  END IF;
+  RETURN '[' || array_to_string(v_results, ',', 'null') || ']';
+END
+$oncely$;
+`;
