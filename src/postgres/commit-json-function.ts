@@ -1,4 +1,4 @@
-import { commitSetFunctionSql } from "./commit-set-function.js";
+import { commitSetFunctionSql, perCommitRestSql } from "./commit-set-function.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -52,17 +52,7 @@ BEGIN
     v_results := array_fill(NULL::text, ARRAY[v_n]);
   END IF;
   v_rest := ARRAY(SELECT i FROM generate_series(1, v_n) AS i WHERE v_results[i] IS NULL ORDER BY i);
-  IF cardinality(v_rest) > 0 THEN
-    -- In batch order, after the set path; it sends its own NOTIFY when it inserts an unleased row.
-    v_each := ${t.commitFunction}(ARRAY(SELECT coalesce(v_texts[i], v_c[i]::text)
-      FROM unnest(v_rest) WITH ORDINALITY AS r(i, ord) ORDER BY ord), p_channel);
-    FOR k IN 1..cardinality(v_rest) LOOP
-      v_results[v_rest[k]] := v_each[k];
-    END LOOP;
-  END IF;
-  IF v_notify THEN
-    PERFORM pg_notify(p_channel, '');
-  END IF;
+${perCommitRestSql(t, "coalesce(v_texts[i], v_c[i]::text)")}
   RETURN '[' || array_to_string(v_results, ',', 'null') || ']';
 END
 $oncely$;

@@ -244,9 +244,21 @@ BEGIN
     v_notify := false;
   END;
   v_rest := ARRAY(SELECT i FROM generate_subscripts(p_commits, 1) AS i WHERE v_results[i] IS NULL ORDER BY i);
-  IF cardinality(v_rest) > 0 THEN
+${perCommitRestSql(t, "p_commits[i]")}
+  RETURN v_results;
+END
+$oncely$;
+`;
+
+/**
+ * The tail both batch functions share: the commits the set path left unanswered (`v_rest`, in
+ * batch order) go through `oncely_commit` one subtransaction each, and their answers fill
+ * `v_results`; then the set path's NOTIFY, when it inserted an unleased row. `element` is the SQL
+ * for commit `i` as `oncely_commit` takes it (text).
+ */
+export const perCommitRestSql = (t: Tables, element: string): string => `  IF cardinality(v_rest) > 0 THEN
     -- In batch order, after the set path; it sends its own NOTIFY when it inserts an unleased row.
-    v_each := ${t.commitFunction}(ARRAY(SELECT p_commits[i] FROM unnest(v_rest) WITH ORDINALITY AS r(i, ord)
+    v_each := ${t.commitFunction}(ARRAY(SELECT ${element} FROM unnest(v_rest) WITH ORDINALITY AS r(i, ord)
       ORDER BY ord), p_channel);
     FOR k IN 1..cardinality(v_rest) LOOP
       v_results[v_rest[k]] := v_each[k];
@@ -254,8 +266,4 @@ BEGIN
   END IF;
   IF v_notify THEN
     PERFORM pg_notify(p_channel, '');
-  END IF;
-  RETURN v_results;
-END
-$oncely$;
-`;
+  END IF;`;
