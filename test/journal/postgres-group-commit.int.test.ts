@@ -7,8 +7,11 @@ import {
   StorageUnavailableError,
   VersionConflictError,
 } from "../../src/base/errors.js";
+import { encodeCommit } from "../../src/journal/encode.js";
 import type { Commit } from "../../src/journal/types.js";
+import { commitJson } from "../../src/postgres/commit-batch.js";
 import { postgresJournal } from "../../src/postgres/index.js";
+import { tables } from "../../src/postgres/tables.js";
 import { holdInboxKey as holdKey, terminateWaitingBatch } from "../support/pg-batch-faults.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
@@ -201,6 +204,40 @@ describe.skipIf(!service.available)(
         expect(await journal.streamVersion("order/402")).toBe(0);
         expect(await journal.getOutbox("charge-402")).toBeUndefined();
         expect(await journal.streamVersion("order/403")).toBe(1);
+      } finally {
+        await journal.close();
+      }
+    });
+
+    it("fails alone a commit of a batch whose JSON the server cannot hold as jsonb (a NUL byte); the others land", async () => {
+      // The client refuses such text before it leaves (storable-text.ts), so the batch is sent by
+      // hand: this is the server's own defence, the batch split as json when jsonb refuses it.
+      const t = tables(schema);
+      const texts = [501, 502, 503].map((n) => commitJson(encodeCommit(order(n))));
+      texts[1] = (texts[1] as string).replace('"data":{"n":502}', '"data":{"n":"x\\u0000"}');
+      expect(texts[1]).toContain("\\u0000");
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT ${t.commitJsonFunction}($1::text, $2) AS r`, [
+          `[${texts.join(",")}]`,
+          t.channel,
+        ]);
+        const answers = JSON.parse(rows[0].r as string) as Record<string, unknown>[];
+        expect(answers).toHaveLength(3);
+        expect(answers[0]).toMatchObject({ version: 1 });
+        expect(answers[1]).toMatchObject({ code: "22P05" });
+        expect(answers[2]).toMatchObject({ version: 1 });
+      } finally {
+        await client.end();
+      }
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      try {
+        expect(await journal.streamVersion("order/501")).toBe(1);
+        expect(await journal.streamVersion("order/502")).toBe(0);
+        expect(await journal.getInbox("order/502", "place-502")).toBeUndefined();
+        expect(await journal.getOutbox("charge-502")).toBeUndefined();
+        expect(await journal.streamVersion("order/503")).toBe(1);
       } finally {
         await journal.close();
       }
