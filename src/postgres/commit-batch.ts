@@ -211,8 +211,19 @@ export async function commitBatch(
   t: Tables,
   writes: JournalWrite[],
 ): Promise<BatchOutcome<WriteAnswer>[]> {
-  const commits = arr(writes, (w) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w)));
-  const result = await q.query(prepared(`SELECT ${t.commitJsonFunction}($1::text, $2) AS r`, [commits, t.channel]));
+  const texts = (w: JournalWrite) => (isOutboxWrite(w) ? outboxWriteJson(w) : commitJson(w));
+  // A lone commit goes straight to the per-commit function as plain text: through the JSON batch
+  // function it would be parsed as jsonb, printed back to text and parsed again (measured: 5,000-event
+  // commits took a quarter longer that way).
+  const lone = writes.length === 1;
+  const result = await q.query(
+    lone
+      ? prepared(`SELECT '[' || (${t.commitFunction}(ARRAY[$1::text], $2))[1] || ']' AS r`, [
+          texts(writes[0] as JournalWrite),
+          t.channel,
+        ])
+      : prepared(`SELECT ${t.commitJsonFunction}($1::text, $2) AS r`, [arr(writes, texts), t.channel]),
+  );
   const answers = JSON.parse(result.rows[0].r as string) as (FunctionResult | null)[];
   return writes.map((w, index) => {
     const answer = answers[index];
