@@ -42,7 +42,12 @@ if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== "function"
     },
   });
 }
-// Imported after the polyfill, which static imports would precede.
+// By default the SDK logs two INFO lines to stdout per invocation ("Starting invocation.", "Invocation
+// completed successfully."); the other systems log only errors (DBOS `logLevel: "error"`, the server
+// `warn`), so the SDK gets the same. It reads the level once, when loaded; a level set by whoever runs
+// the bench wins.
+process.env.RESTATE_LOGGING ??= "WARN";
+// Imported after the polyfill (and the level), which static imports would precede.
 const restate = await import("@restatedev/restate-sdk");
 
 const LOOPBACK = "127.0.0.1";
