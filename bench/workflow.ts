@@ -128,6 +128,16 @@ async function runOnJournal(
   }
 }
 
+/**
+ * The runtime with no store: the in-memory journal of `oncely/testing` (not durable; it copies every
+ * row it keeps). Not one of the compared systems: a floor for what the actors, the dispatcher and
+ * this bench cost in one process, whatever journal they run on.
+ */
+export async function runOncelyMemory(options: WorkflowOptions): Promise<WorkflowFigures> {
+  const { memoryJournal } = await import("../src/journal/memory.js");
+  return runOnJournal(memoryJournal(), "oncely in-memory (test journal)", options);
+}
+
 /** oncely on the SQLite journal, in a temporary file removed afterwards. */
 export async function runOncelySqlite(options: WorkflowOptions): Promise<WorkflowFigures> {
   const { sqliteJournal } = await import("../src/sqlite/index.js");
@@ -175,12 +185,16 @@ export async function benchWorkflow(print: (line: string) => void): Promise<void
   print(describeFigures(await runOncelySqlite(options)));
 }
 
-// Run alone or as a peers child: `npx tsx bench/workflow.ts postgres|sqlite [--orders N --inflight N]`
+const RUNS = { postgres: runOncelyPostgres, sqlite: runOncelySqlite, memory: runOncelyMemory };
+
+// Run alone or as a peers child: `npx tsx bench/workflow.ts postgres|sqlite|memory [--orders N --inflight N]`
 if (import.meta.url === `file://${process.argv[1]}`) {
   const backend = process.argv[2];
-  if (backend !== "postgres" && backend !== "sqlite") {
-    process.stderr.write("usage: tsx bench/workflow.ts postgres|sqlite [--orders N] [--inflight N]\n");
+  if (backend !== "postgres" && backend !== "sqlite" && backend !== "memory") {
+    process.stderr.write(
+      "usage: tsx bench/workflow.ts postgres|sqlite|memory [--orders N] [--inflight N] [--warmup N]\n",
+    );
     process.exit(2);
   }
-  await runAsChild(backend === "postgres" ? runOncelyPostgres : runOncelySqlite);
+  await runAsChild(RUNS[backend]);
 }
