@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 
 /**
@@ -41,6 +43,22 @@ export interface WorkflowFigures {
   sql?: SqlCount;
   /** oncely only: the group-commit batch sizes seen over the run (warm-up included). */
   groupCommit?: string;
+  /** CPU spent over the timed orders (absent where /proc/stat cannot be read). */
+  cpu?: CpuSpent;
+}
+
+/**
+ * CPU over the timed orders: the whole machine's (every process: the system's client, its server,
+ * the database, the kernel) and this process's own. Runs go one at a time, so the machine's figure
+ * is what the system under test cost, plus whatever else the machine was doing (a quiet machine
+ * idles at about 1% here). Less swayed than orders/s by a slow round, and comparable across systems
+ * whose work splits differently between client and server.
+ */
+export interface CpuSpent {
+  /** Core-seconds the machine was busy: the busy share of /proc/stat's ticks × cores × wall seconds. */
+  machineSeconds: number;
+  /** This process's user + system CPU (`process.cpuUsage`). */
+  processSeconds: number;
 }
 
 export interface ExactlyOnceCheck {
@@ -111,6 +129,43 @@ async function driveOrders(
   return { seconds: (performance.now() - started) / 1000, latencies };
 }
 
+/** The machine's busy and total ticks over every CPU, from /proc/stat; undefined where it cannot be read. */
+function machineTicks(): { busy: number; total: number } | undefined {
+  try {
+    const first = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    if (!first.startsWith("cpu ")) return undefined;
+    // user nice system idle iowait irq softirq steal (guest time is already counted in user)
+    const ticks = first.trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = ticks.reduce((a, b) => a + b, 0);
+    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts measuring CPU; the returned function reads what was spent since, over `seconds` of wall time. */
+function measureCpu(): (seconds: number) => CpuSpent | undefined {
+  const machine = machineTicks();
+  const own = process.cpuUsage();
+  return (seconds) => {
+    const now = machineTicks();
+    const spent = process.cpuUsage(own);
+    if (machine === undefined || now === undefined || now.total === machine.total) return undefined;
+    const busyShare = (now.busy - machine.busy) / (now.total - machine.total);
+    return {
+      machineSeconds: busyShare * availableParallelism() * seconds,
+      processSeconds: (spent.user + spent.system) / 1e6,
+    };
+  };
+}
+
+/** CPU ms per timed order: the machine's, and this process's own. */
+export const cpuPerOrder = (f: WorkflowFigures): { machine: number; process: number } | undefined =>
+  f.cpu === undefined
+    ? undefined
+    : { machine: (1000 * f.cpu.machineSeconds) / f.orders, process: (1000 * f.cpu.processSeconds) / f.orders };
+
 /**
  * One system's measured run: first a warm-up (`warmupOf`: `inflight` orders unless told; connections, caches, a
  * server's partitions becoming ready), then `orders` orders timed, with SQL statements counted
@@ -121,15 +176,22 @@ export async function runWorkload(
   options: WorkflowOptions,
   startOrder: (orderId: string) => Promise<void>,
   sqlClient?: PgClientClass,
-): Promise<{ ids: string[]; seconds: number; latencies: number[]; sql?: SqlCount }> {
+): Promise<{ ids: string[]; seconds: number; latencies: number[]; sql?: SqlCount; cpu?: CpuSpent }> {
   const tag = `${Date.now().toString(36)}${process.pid}`;
   const warmup = orderIds(`${tag}w`, warmupOf(options));
   await driveOrders(warmup, options.inflight, startOrder);
   const ids = orderIds(tag, options.orders);
   const counter = sqlClient === undefined ? undefined : countSql(sqlClient);
   try {
+    const cpuSince = measureCpu();
     const measured = await driveOrders(ids, options.inflight, startOrder);
-    return { ids: [...warmup, ...ids], ...measured, ...(counter === undefined ? {} : { sql: counter.read() }) };
+    const cpu = cpuSince(measured.seconds);
+    return {
+      ids: [...warmup, ...ids],
+      ...measured,
+      ...(counter === undefined ? {} : { sql: counter.read() }),
+      ...(cpu === undefined ? {} : { cpu }),
+    };
   } finally {
     counter?.stop();
   }
@@ -150,10 +212,15 @@ export function describeFigures(f: WorkflowFigures): string {
       : `  SQL round trips/workflow ${(f.sql.roundTrips / f.orders).toFixed(1)}, commits/workflow ${(
           f.sql.commits / f.orders
         ).toFixed(1)}`;
+  const perOrder = cpuPerOrder(f);
+  const cpu =
+    perOrder === undefined
+      ? ""
+      : `  CPU/order ${perOrder.machine.toFixed(2)} ms (this process ${perOrder.process.toFixed(2)} ms)`;
   return (
     `${f.system.padEnd(22)} ${ordersPerSecond(f).toFixed(0).padStart(6)} orders/s  (${f.orders} in ${f.seconds.toFixed(2)} s, ` +
     `${f.inflight} in flight)  p50=${percentile(f.latencies, 50).toFixed(1)} ms p99=${percentile(f.latencies, 99).toFixed(1)} ms` +
-    `${sql}  exactly once: ${f.exactlyOnce.ok ? "OK" : "FAILED"} ${f.exactlyOnce.summary}` +
+    `${sql}${cpu}  exactly once: ${f.exactlyOnce.ok ? "OK" : "FAILED"} ${f.exactlyOnce.summary}` +
     (f.groupCommit === undefined ? "" : `\n${"".padEnd(23)}${f.groupCommit}`)
   );
 }

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  cpuPerOrder,
   describeFigures,
   ordersPerSecond,
   parseResultLine,
@@ -38,7 +39,10 @@ const SYSTEMS: System[] = [
   { name: "oncely SQLite", script: "bench/workflow.ts", args: ["sqlite"] },
 ];
 
-/** Ratios printed, each computed within a round (same noise) and summarised over the rounds. */
+/**
+ * Ratios printed, each computed within a round (same noise) and summarised over the rounds: of
+ * orders/s (a / b), and of the machine's CPU per order (b / a: how many times a's CPU b spends).
+ */
 const RATIOS: [string, string][] = [
   ["oncely PostgreSQL", "DBOS"],
   ["oncely PostgreSQL", "Restate"],
@@ -135,8 +139,8 @@ function summariseCheck(runs: WorkflowFigures[]): string {
 
 function table(results: Map<string, WorkflowFigures[]>, rounds: WorkflowFigures[][]): string[] {
   const lines = [
-    "| system | orders/s (median, range) | p50 ms | p99 ms (median, range) | SQL round trips / workflow | commits / workflow | exactly once |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    "| system | orders/s (median, range) | p50 ms | p99 ms (median, range) | CPU ms / order: machine, this process (medians) | SQL round trips / workflow | commits / workflow | exactly once |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   for (const [name, runs] of results) {
     const rates = runs.map(ordersPerSecond);
@@ -144,24 +148,48 @@ function table(results: Map<string, WorkflowFigures[]>, rounds: WorkflowFigures[
     const sql = runs.map((r) => r.sql).filter((s) => s !== undefined);
     const perWorkflow = (pick: (s: { roundTrips: number; commits: number }) => number) =>
       sql.length === 0 ? "n/a" : median(sql.map((s, i) => pick(s) / (runs[i] as WorkflowFigures).orders)).toFixed(1);
+    const cpu = runs.map(cpuPerOrder).filter((c) => c !== undefined);
+    const cpuCell =
+      cpu.length === 0
+        ? "n/a"
+        : `${median(cpu.map((c) => c.machine)).toFixed(2)}, ${median(cpu.map((c) => c.process)).toFixed(2)}`;
     lines.push(
       `| ${name} | ${median(rates).toFixed(0)} (${range(rates, 0)}) | ${median(runs.map((r) => percentile(r.latencies, 50))).toFixed(0)} | ` +
-        `${median(p99s).toFixed(0)} (${range(p99s, 0)}) | ${perWorkflow((s) => s.roundTrips)} | ${perWorkflow((s) => s.commits)} | ` +
+        `${median(p99s).toFixed(0)} (${range(p99s, 0)}) | ${cpuCell} | ${perWorkflow((s) => s.roundTrips)} | ${perWorkflow((s) => s.commits)} | ` +
         `${summariseCheck(runs)} |`,
     );
   }
-  lines.push("", "| ratio of orders/s, within each round | median | range |", "| --- | --- | --- |");
+  lines.push("", "| ratio within each round | median | range |", "| --- | --- | --- |");
+  const machineCpu = (f: WorkflowFigures) => cpuPerOrder(f)?.machine;
   for (const [a, b] of RATIOS) {
-    const ratios = rounds
-      .map((round) => {
-        const x = round.find((f) => f.system === a);
-        const y = round.find((f) => f.system === b);
-        return x === undefined || y === undefined ? undefined : ordersPerSecond(x) / ordersPerSecond(y);
-      })
-      .filter((r) => r !== undefined);
-    if (ratios.length > 0) lines.push(`| ${a} / ${b} | ${median(ratios).toFixed(2)}× | ${range(ratios, 2)}× |`);
+    const rates = withinRounds(rounds, a, b, (x, y) => ordersPerSecond(x) / ordersPerSecond(y));
+    if (rates.length > 0) lines.push(`| orders/s, ${a} / ${b} | ${median(rates).toFixed(2)}× | ${range(rates, 2)}× |`);
+  }
+  for (const [a, b] of RATIOS) {
+    // Inverted: how many times the CPU per order of b that a spends.
+    const cpu = withinRounds(rounds, a, b, (x, y) => {
+      const [cx, cy] = [machineCpu(x), machineCpu(y)];
+      return cx === undefined || cy === undefined ? undefined : cy / cx;
+    });
+    if (cpu.length > 0) lines.push(`| CPU per order, ${b} / ${a} | ${median(cpu).toFixed(2)}× | ${range(cpu, 2)}× |`);
   }
   return lines;
+}
+
+/** `ratio(a's run, b's run)` in every round that has both (and where it is defined). */
+function withinRounds(
+  rounds: WorkflowFigures[][],
+  a: string,
+  b: string,
+  ratio: (x: WorkflowFigures, y: WorkflowFigures) => number | undefined,
+): number[] {
+  return rounds
+    .map((round) => {
+      const x = round.find((f) => f.system === a);
+      const y = round.find((f) => f.system === b);
+      return x === undefined || y === undefined ? undefined : ratio(x, y);
+    })
+    .filter((r) => r !== undefined);
 }
 
 export async function benchPeers(print: (line: string) => void): Promise<void> {

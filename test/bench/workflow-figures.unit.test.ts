@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { CallLedger, ORDER_STEPS, orderKey, parseWorkflowArgs } from "../../bench/workflow-figures.js";
+import {
+  CallLedger,
+  cpuPerOrder,
+  ORDER_STEPS,
+  orderKey,
+  parseWorkflowArgs,
+  type WorkflowFigures,
+} from "../../bench/workflow-figures.js";
 
 const callAll = (ledger: CallLedger, ids: string[]) => {
   for (const id of ids) for (const step of ORDER_STEPS) ledger.record(orderKey(id, step));
@@ -55,5 +62,25 @@ describe("the workflow bench options", () => {
   it("reject a value that is not a positive integer, naming the option", () => {
     expect(() => parseWorkflowArgs(["--inflight", "0"])).toThrow("--inflight needs a positive integer, got 0");
     expect(() => parseWorkflowArgs(["--orders"])).toThrow("--orders needs a positive integer, got nothing");
+  });
+});
+
+describe("CPU per order", () => {
+  const figures = (cpu?: WorkflowFigures["cpu"]): WorkflowFigures => ({
+    system: "s",
+    orders: 500,
+    inflight: 50,
+    seconds: 1,
+    latencies: [],
+    exactlyOnce: { ok: true, summary: "" },
+    ...(cpu === undefined ? {} : { cpu }),
+  });
+
+  it("divides the machine's and the process's CPU over the timed orders, in ms", () => {
+    expect(cpuPerOrder(figures({ machineSeconds: 1.5, processSeconds: 0.5 }))).toEqual({ machine: 3, process: 1 });
+  });
+
+  it("is absent where the CPU could not be read", () => {
+    expect(cpuPerOrder(figures())).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { runOncelySqlite } from "../../bench/workflow.js";
-import { countSql } from "../../bench/workflow-figures.js";
+import { runOncelyMemory, runOncelySqlite } from "../../bench/workflow.js";
+import { countSql, cpuPerOrder } from "../../bench/workflow-figures.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 describe("the order workflow on oncely (SQLite journal)", () => {
@@ -9,6 +9,20 @@ describe("the order workflow on oncely (SQLite journal)", () => {
     const figures = await runOncelySqlite({ orders: 12, inflight: 4 });
     expect(figures.exactlyOnce).toEqual({ ok: true, summary: "64/64 keys called exactly once" });
     expect(figures.latencies).toHaveLength(12);
+  });
+
+  it("reads the CPU the timed orders cost, the machine's and this process's", async () => {
+    // Enough orders that the run spans many of /proc/stat's 10 ms ticks (Linux, where CI runs).
+    const figures = await runOncelySqlite({ orders: 300, inflight: 50 });
+    const cpu = cpuPerOrder(figures);
+    expect(cpu?.process).toBeGreaterThan(0);
+    expect(cpu?.machine).toBeGreaterThan(0);
+  });
+
+  it("runs on the in-memory test journal too, the runtime's floor", async () => {
+    const figures = await runOncelyMemory({ orders: 12, inflight: 4 });
+    expect(figures.system).toBe("oncely in-memory (test journal)");
+    expect(figures.exactlyOnce).toEqual({ ok: true, summary: "64/64 keys called exactly once" });
   });
 });
 
