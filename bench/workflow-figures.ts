@@ -310,7 +310,7 @@ export function parseWorkflowArgs(argv: readonly string[]): WorkflowOptions & { 
  * In a child process: run once with the options on the command line and print the result line.
  * Resolves once the line is handed to the OS: a child that exits right after (the Restate run
  * does) would otherwise cut a line longer than the pipe's buffer (16,000 orders' latencies are
- * about 350 kB; measured: cut at 219 kB).
+ * about 300 kB; measured: cut at 219 kB).
  */
 export async function runAsChild(run: (options: WorkflowOptions) => Promise<WorkflowFigures>): Promise<void> {
   const figures = await run(parseWorkflowArgs(process.argv.slice(2)));
