@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 
 /**
@@ -129,16 +128,21 @@ async function driveOrders(
   return { seconds: (performance.now() - started) / 1000, latencies };
 }
 
-/** The machine's busy and total ticks over every CPU, from /proc/stat; undefined where it cannot be read. */
-function machineTicks(): { busy: number; total: number } | undefined {
+/**
+ * The machine's busy and total ticks summed over its CPUs, and how many CPUs /proc/stat counts (one
+ * `cpuN` line each: the same CPUs the ticks are summed over, whatever a container's CPU limit tells
+ * Node); undefined where /proc/stat cannot be read.
+ */
+function machineTicks(): { busy: number; total: number; cpus: number } | undefined {
   try {
-    const first = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    const lines = readFileSync("/proc/stat", "utf8").split("\n");
+    const first = lines[0] ?? "";
     if (!first.startsWith("cpu ")) return undefined;
     // user nice system idle iowait irq softirq steal (guest time is already counted in user)
     const ticks = first.trim().split(/\s+/).slice(1, 9).map(Number);
     const total = ticks.reduce((a, b) => a + b, 0);
     const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-    return { busy: total - idle, total };
+    return { busy: total - idle, total, cpus: lines.filter((line) => /^cpu\d+ /.test(line)).length };
   } catch {
     return undefined;
   }
@@ -154,7 +158,7 @@ function measureCpu(): (seconds: number) => CpuSpent | undefined {
     if (machine === undefined || now === undefined || now.total === machine.total) return undefined;
     const busyShare = (now.busy - machine.busy) / (now.total - machine.total);
     return {
-      machineSeconds: busyShare * availableParallelism() * seconds,
+      machineSeconds: busyShare * now.cpus * seconds,
       processSeconds: (spent.user + spent.system) / 1e6,
     };
   };

@@ -189,12 +189,12 @@ const RUNS = { postgres: runOncelyPostgres, sqlite: runOncelySqlite, memory: run
 
 // Run alone or as a peers child: `npx tsx bench/workflow.ts postgres|sqlite|memory [--orders N --inflight N]`
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const backend = process.argv[2];
-  if (backend !== "postgres" && backend !== "sqlite" && backend !== "memory") {
+  const backend = process.argv[2] ?? "";
+  if (!Object.hasOwn(RUNS, backend)) {
     process.stderr.write(
-      "usage: tsx bench/workflow.ts postgres|sqlite|memory [--orders N] [--inflight N] [--warmup N]\n",
+      `usage: tsx bench/workflow.ts ${Object.keys(RUNS).join("|")} [--orders N] [--inflight N] [--warmup N]\n`,
     );
     process.exit(2);
   }
-  await runAsChild(RUNS[backend]);
+  await runAsChild(RUNS[backend as keyof typeof RUNS]);
 }
