@@ -29,6 +29,14 @@ import type { Tables } from "./tables.js";
  * where each such race is answered per commit. Any other error in the set path (a value the server
  * refuses, e.g. a NUL byte in JSON text) takes the same fallback, so the set path never decides a
  * commit's fate differently from the per-commit path.
+ *
+ * Migration 9 re-creates it (and every older migration now creates this text) with the same
+ * answers in fewer passes: the guards in ONE scan of the batch instead of a CTE re-read once per
+ * commit; which inbox rows were duplicates looked for only when fewer rows were inserted than
+ * asked; the inserted outbox ids' seqs as one jsonb object instead of a join per commit; every
+ * answer built by one statement instead of a loop; statements for parts no commit has skipped.
+ * Measured by replaying the 405 batches of a 4,000-order workflow on one connection: server CPU
+ * per 50-commit batch 3.04–3.16 ms before, 2.70–2.93 ms after.
  */
 export const commitSetFunctionSql = (
   t: Tables,
@@ -39,14 +47,18 @@ LANGUAGE plpgsql ${options.keyLookups ? KEY_LOOKUP_PLANS : ""} AS $oncely$
 DECLARE
   v_c jsonb[];
   v_n integer := coalesce(cardinality(p_commits), 0);
+  v_later integer[];
   v_base integer[];
   v_go integer[];
   v_dup integer[];
-  v_rows integer;
-  v_events integer;
-  v_outbox integer;
-  v_inserted jsonb[];
   v_upd integer[];
+  v_inboxes integer;
+  v_outboxes integer;
+  v_dones integer;
+  v_rows integer;
+  v_keys_c text[];
+  v_keys_m text[];
+  v_seqs jsonb := '{}';
   v_upd_results text[];
   v_upd_notify boolean;
   v_unleased boolean;
@@ -57,33 +69,36 @@ BEGIN
   -- Parsed once for every statement below; a commit the server cannot parse raises (fallback).
   v_c := p_commits${options.input === "jsonb" ? "" : "::jsonb[]"};
 
-  -- 1. Which commits the set path takes, their stream's current version, and the guards that need
-  --    no write: a version conflict or a reused effect key answers the commit here.
-  WITH c AS (
-    SELECT ord::integer AS ord, j FROM unnest(v_c) WITH ORDINALITY AS u(j, ord)
-  ), keys AS (
-    SELECT ord, 's' || (j->>'stream') AS k FROM c WHERE j ? 'stream'
-    UNION ALL SELECT ord, 'i' || (j#>>'{inbox,consumer}') || chr(1) || (j#>>'{inbox,message_id}')
-      FROM c WHERE j->'inbox' IS NOT NULL
-    UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM c, jsonb_array_elements(coalesce(c.j->'outbox', '[]')) x(v)
-      WHERE NOT c.j ? 'update'
-    UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM c, jsonb_array_elements(coalesce(c.j->'done', '[]')) x(v)
-      WHERE NOT c.j ? 'update'
-    UNION ALL SELECT ord, 'o' || (j#>>'{update,id}') FROM c WHERE j ? 'update'
-  ), later AS (
-    SELECT DISTINCT ord FROM (SELECT ord, min(ord) OVER (PARTITION BY k) AS first FROM keys) f WHERE ord > first
-  ), taken AS (
-    SELECT c.ord, c.j,
-      (SELECT coalesce(max(e.version), 0) FROM ${t.events} e WHERE e.stream = c.j->>'stream') AS current
-    FROM c
-    WHERE NOT c.j ? 'update' AND c.j->>'stream' IS NOT NULL AND c.j->'checkpoint' IS NULL
-      AND jsonb_array_length(c.j->'park') = 0 AND jsonb_array_length(c.j->'unpark') = 0
-      AND jsonb_array_length(c.j->'dead') = 0 AND jsonb_array_length(c.j->'docs') = 0
-      AND NOT EXISTS (SELECT 1 FROM later l WHERE l.ord = c.ord)
-  ), judged AS (
-    SELECT tk.ord, tk.current,
-      CASE WHEN tk.j->>'expected' IS NOT NULL AND (tk.j->>'expected')::integer <> tk.current
-        THEN jsonb_build_object('conflict', tk.current)::text
+  -- 1. Commits sharing a key (stream, inbox key, outbox id) with an EARLIER commit of the batch:
+  --    left to the per-commit path, which runs them after the set path, in batch order.
+  v_later := ARRAY(
+    SELECT DISTINCT f.ord FROM (
+      SELECT k.ord, min(k.ord) OVER (PARTITION BY k.k) AS first FROM (
+        SELECT c.ord, 's' || (c.j->>'stream') AS k FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'stream'
+        UNION ALL SELECT c.ord, 'i' || (c.j#>>'{inbox,consumer}') || chr(1) || (c.j#>>'{inbox,message_id}')
+          FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j->'inbox' IS NOT NULL
+        UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
+          jsonb_array_elements(coalesce(c.j->'outbox', '[]') || coalesce(c.j->'done', '[]')) x(v) WHERE NOT c.j ? 'update'
+        UNION ALL SELECT c.ord, 'o' || (c.j#>>'{update,id}') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'update'
+      ) k
+    ) f WHERE f.ord > f.first);
+
+  -- 2. In ONE pass over the batch: which commits the set path takes, their stream's current
+  --    version, and the guards that need no write (a version conflict or a reused effect key
+  --    answers the commit here). Every aggregate is in batch order, one element per commit.
+  SELECT array_agg(CASE WHEN x.refused IS NULL THEN x.cur END ORDER BY x.ord),
+    coalesce(array_agg(x.ord ORDER BY x.ord) FILTER (WHERE x.taken AND x.refused IS NULL), '{}'),
+    array_agg(x.refused ORDER BY x.ord),
+    coalesce(array_agg(x.ord ORDER BY x.ord) FILTER (WHERE x.is_update AND NOT x.is_later), '{}'),
+    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.j->'inbox' IS NOT NULL),
+    coalesce(sum(jsonb_array_length(x.j->'outbox')) FILTER (WHERE x.taken AND x.refused IS NULL), 0),
+    coalesce(sum(jsonb_array_length(x.j->'done')) FILTER (WHERE x.taken AND x.refused IS NULL), 0)
+  INTO v_base, v_go, results, v_upd, v_inboxes, v_outboxes, v_dones
+  FROM (
+    SELECT tk.ord, tk.j, tk.taken, tk.is_update, tk.is_later, tk.cur,
+      CASE WHEN NOT tk.taken THEN NULL
+      WHEN tk.j->>'expected' IS NOT NULL AND (tk.j->>'expected')::integer <> tk.cur
+        THEN jsonb_build_object('conflict', tk.cur)::text
       ELSE (
         SELECT jsonb_build_object('reused', o.id, 'held', jsonb_build_object('stream', o.stream, 'kind', o.kind,
           'payload', o.payload))::text
@@ -92,19 +107,21 @@ BEGIN
           AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
         LIMIT 1)
       END AS refused
-    FROM taken tk
-  ), base AS (
-    SELECT array_agg(cur ORDER BY i) AS base FROM (
-      SELECT i, (SELECT j.current FROM judged j WHERE j.ord = i AND j.refused IS NULL) AS cur
-      FROM generate_series(1, v_n) AS i) b
-  )
-  SELECT (SELECT base FROM base),
-    (SELECT coalesce(array_agg(ord ORDER BY ord), '{}') FROM judged WHERE refused IS NULL),
-    (SELECT array_agg(refused ORDER BY i) FROM (
-      SELECT i, (SELECT j.refused FROM judged j WHERE j.ord = i) AS refused FROM generate_series(1, v_n) AS i) r),
-    (SELECT coalesce(array_agg(c.ord ORDER BY c.ord), '{}') FROM c
-      WHERE c.j ? 'update' AND NOT EXISTS (SELECT 1 FROM later l WHERE l.ord = c.ord))
-  INTO v_base, v_go, results, v_upd;
+    FROM (
+      SELECT c.ord, c.j, c.taken, c.is_update, c.is_later,
+        CASE WHEN c.taken THEN (SELECT coalesce(max(e.version), 0) FROM ${t.events} e WHERE e.stream = c.j->>'stream') END AS cur
+      FROM (
+        SELECT u.ord::integer AS ord, u.j, u.j ? 'update' AS is_update, u.ord = ANY (v_later) AS is_later,
+          coalesce(NOT u.j ? 'update' AND u.j->>'stream' IS NOT NULL AND u.j->'checkpoint' IS NULL
+            AND jsonb_array_length(u.j->'park') = 0 AND jsonb_array_length(u.j->'unpark') = 0
+            AND jsonb_array_length(u.j->'dead') = 0 AND jsonb_array_length(u.j->'docs') = 0
+            AND NOT u.ord = ANY (v_later), false) AS taken
+        FROM unnest(v_c) WITH ORDINALITY AS u(j, ord)
+      ) c
+      OFFSET 0
+    ) tk
+    OFFSET 0
+  ) x;
 
   -- Lease-held outbox updates (a dispatcher recording an attempt), one statement for all; each
   -- answers the row's new status, or null when the lease was not held (or the row is done).
@@ -136,28 +153,34 @@ BEGIN
   END IF;
   IF cardinality(v_go) = 0 THEN RETURN; END IF;
 
-  -- 2. The inbox rows first: a commit whose row is already there is a duplicate, and nothing else
+  -- 3. The inbox rows first: a commit whose row is already there is a duplicate, and nothing else
   --    of it is written. (A concurrent inserter of the key is waited for, then seen as present.)
-  WITH ins AS (
-    INSERT INTO ${t.inbox} (consumer, message_id, reply, recorded_at)
-    SELECT v_c[g]#>>'{inbox,consumer}', v_c[g]#>>'{inbox,message_id}', v_c[g]#>'{inbox,reply}',
-      (v_c[g]->>'now')::bigint
-    FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL
-    ORDER BY g
-    ON CONFLICT DO NOTHING
-    RETURNING consumer, message_id)
-  SELECT coalesce(array_agg(g), '{}') INTO v_dup FROM unnest(v_go) AS g
-  WHERE v_c[g]->'inbox' IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM ins WHERE ins.consumer = v_c[g]#>>'{inbox,consumer}' AND ins.message_id = v_c[g]#>>'{inbox,message_id}');
-  IF cardinality(v_dup) > 0 THEN
-    FOR i IN 1..cardinality(v_dup) LOOP
-      results[v_dup[i]] := '{"duplicate": true}';
-    END LOOP;
-    v_go := ARRAY(SELECT g FROM unnest(v_go) AS g WHERE g <> ALL (v_dup) ORDER BY g);
-    IF cardinality(v_go) = 0 THEN RETURN; END IF;
+  --    Which rows were not inserted is looked for only when fewer were inserted than asked.
+  IF v_inboxes > 0 THEN
+    WITH ins AS (
+      INSERT INTO ${t.inbox} (consumer, message_id, reply, recorded_at)
+      SELECT v_c[g]#>>'{inbox,consumer}', v_c[g]#>>'{inbox,message_id}', v_c[g]#>'{inbox,reply}',
+        (v_c[g]->>'now')::bigint
+      FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL
+      ORDER BY g
+      ON CONFLICT DO NOTHING
+      RETURNING consumer, message_id)
+    SELECT count(*), array_agg(ins.consumer), array_agg(ins.message_id) INTO v_rows, v_keys_c, v_keys_m FROM ins;
+    IF v_rows < v_inboxes THEN
+      v_dup := ARRAY(SELECT g FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM unnest(v_keys_c, v_keys_m) AS k(consumer, message_id)
+        WHERE k.consumer = v_c[g]#>>'{inbox,consumer}' AND k.message_id = v_c[g]#>>'{inbox,message_id}') ORDER BY g);
+      FOR i IN 1..cardinality(v_dup) LOOP
+        results[v_dup[i]] := '{"duplicate": true}';
+      END LOOP;
+      v_go := ARRAY(SELECT g FROM unnest(v_go) AS g WHERE g <> ALL (v_dup) ORDER BY g);
+      IF cardinality(v_go) = 0 THEN RETURN; END IF;
+      SELECT coalesce(sum(jsonb_array_length(v_c[g]->'outbox')), 0), coalesce(sum(jsonb_array_length(v_c[g]->'done')), 0)
+      INTO v_outboxes, v_dones FROM unnest(v_go) AS g;
+    END IF;
   END IF;
 
-  -- 3. Events, at the versions read in 1. A writer that appended since raises a unique violation
+  -- 4. Events, at the versions read in 2. A writer that appended since raises a unique violation
   --    (as does an event id already used): the fallback answers it per commit.
   INSERT INTO ${t.events}
     (stream, version, event_id, type, data, causation_id, correlation_id, recorded_at, schema_version)
@@ -173,55 +196,60 @@ BEGIN
   ON CONFLICT (stream) DO UPDATE SET version = excluded.version, schema_version = excluded.schema_version,
     state = excluded.state, taken_at = excluded.taken_at;
 
-  -- 4. Outbox rows, seq drawn in batch order then row order; an id already held is not inserted.
-  WITH rows AS (
-    SELECT g, x.ord, x.v FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') WITH ORDINALITY AS x(v, ord)
-  ), ins AS (
-    INSERT INTO ${t.outbox} AS ob (id, category, kind, stream, payload, status, attempts, not_before, lease_owner,
-      lease_until, result, created_at, updated_at)
-    SELECT r.v->>'id', r.v->>'category', r.v->>'kind', r.v->>'stream', r.v->'payload', 'pending',
-      (r.v->>'attempts')::integer, (r.v->>'not_before')::bigint, r.v->>'lease_owner', (r.v->>'lease_until')::bigint,
-      r.v->'result', (v_c[r.g]->>'now')::bigint, (v_c[r.g]->>'now')::bigint
-    FROM rows r ORDER BY r.g, r.ord
-    ON CONFLICT (id) DO NOTHING
-    RETURNING ob.id, ob.seq, ob.lease_owner)
-  SELECT (SELECT count(*) FROM rows), (SELECT count(*) FROM ins),
-    (SELECT coalesce(bool_or(ins.lease_owner IS NULL), false) FROM ins),
-    (SELECT array_agg(coalesce(p.list, '[]'::jsonb) ORDER BY i) FROM generate_series(1, v_n) AS i
-      LEFT JOIN (
-        SELECT r.g, jsonb_agg(jsonb_build_array(ins.id, ins.seq) ORDER BY ins.seq) AS list
-        FROM ins JOIN (SELECT DISTINCT rows.g, rows.v->>'id' AS id FROM rows) r ON r.id = ins.id GROUP BY r.g
-      ) p ON p.g = i)
-  INTO v_outbox, v_rows, v_unleased, v_inserted;
-  notify := notify OR v_unleased;
-  IF v_rows < v_outbox THEN
-    -- Some ids were held already. Step 1 compared the rows it could see; a row inserted since by
-    -- another transaction with another request is a reuse the fallback answers per commit.
-    IF EXISTS (
-      SELECT 1 FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') AS x(v)
-      JOIN ${t.outbox} o ON o.id = x.v->>'id'
-      WHERE x.v->>'category' = 'effect'
-        AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
-    ) THEN
-      RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an effect key was taken concurrently';
+  -- 5. Outbox rows, seq drawn in batch order then row order; an id already held is not inserted.
+  --    Each inserted id's seq, as one jsonb object: outbox ids are distinct across the set path,
+  --    so an inserted id belongs to the one commit that lists it.
+  IF v_outboxes > 0 THEN
+    WITH ins AS (
+      INSERT INTO ${t.outbox} AS ob (id, category, kind, stream, payload, status, attempts, not_before, lease_owner,
+        lease_until, result, created_at, updated_at)
+      SELECT x.v->>'id', x.v->>'category', x.v->>'kind', x.v->>'stream', x.v->'payload', 'pending',
+        (x.v->>'attempts')::integer, (x.v->>'not_before')::bigint, x.v->>'lease_owner', (x.v->>'lease_until')::bigint,
+        x.v->'result', (v_c[g]->>'now')::bigint, (v_c[g]->>'now')::bigint
+      FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') WITH ORDINALITY AS x(v, ord)
+      ORDER BY g, x.ord
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ob.id, ob.seq, ob.lease_owner)
+    SELECT count(*), coalesce(jsonb_object_agg(ins.id, ins.seq), '{}'), coalesce(bool_or(ins.lease_owner IS NULL), false)
+    INTO v_rows, v_seqs, v_unleased FROM ins;
+    notify := notify OR v_unleased;
+    IF v_rows < v_outboxes THEN
+      -- Some ids were held already. Step 2 compared the rows it could see; a row inserted since by
+      -- another transaction with another request is a reuse the fallback answers per commit.
+      IF EXISTS (
+        SELECT 1 FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') AS x(v)
+        JOIN ${t.outbox} o ON o.id = x.v->>'id'
+        WHERE x.v->>'category' = 'effect'
+          AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
+      ) THEN
+        RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an effect key was taken concurrently';
+      END IF;
     END IF;
   END IF;
 
-  -- 5. Rows done. Keys are distinct across the set path; within one commit the first entry wins.
-  UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>'outcome', result = d.v->'result',
-    lease_owner = NULL, lease_until = NULL, updated_at = d.now
-  FROM (
-    SELECT DISTINCT ON (x.v->>'id') x.v, (v_c[g]->>'now')::bigint AS now
-    FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'done') WITH ORDINALITY AS x(v, ord)
-    ORDER BY x.v->>'id', x.ord
-  ) d
-  WHERE o.id = d.v->>'id' AND o.status <> 'done';
+  -- 6. Rows done. Keys are distinct across the set path; within one commit the first entry wins.
+  IF v_dones > 0 THEN
+    UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>'outcome', result = d.v->'result',
+      lease_owner = NULL, lease_until = NULL, updated_at = d.now
+    FROM (
+      SELECT DISTINCT ON (x.v->>'id') x.v, (v_c[g]->>'now')::bigint AS now
+      FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'done') WITH ORDINALITY AS x(v, ord)
+      ORDER BY x.v->>'id', x.ord
+    ) d
+    WHERE o.id = d.v->>'id' AND o.status <> 'done';
+  END IF;
 
-  FOR i IN 1..cardinality(v_go) LOOP
-    v_events := jsonb_array_length(v_c[v_go[i]]->'events');
-    results[v_go[i]] := jsonb_build_object('version', v_base[v_go[i]] + v_events,
-      'inserted', v_inserted[v_go[i]])::text;
-  END LOOP;
+  -- 7. Every applied commit's answer, in one statement: the commits of v_go are those with a base
+  --    version and no answer yet (a refused or duplicate commit has its answer; one left to the
+  --    fallback has no base).
+  results := ARRAY(
+    SELECT CASE WHEN results[i] IS NULL AND v_base[i] IS NOT NULL
+      THEN '{"version": ' || (v_base[i] + jsonb_array_length(v_c[i]->'events')) || ', "inserted": ' || coalesce((
+        SELECT jsonb_agg(jsonb_build_array(d.id, v_seqs->d.id) ORDER BY (v_seqs->>d.id)::bigint)
+        FROM (SELECT DISTINCT x.v->>'id' AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
+        WHERE v_seqs ? d.id), '[]') || '}'
+      ELSE results[i] END
+    FROM generate_series(1, v_n) AS i ORDER BY i);
 END
 $oncely$;
 ${options.withBatchFunction === false ? "" : batchFunctionSql(t)}`;
