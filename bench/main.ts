@@ -1,4 +1,5 @@
 import { cpus } from "node:os";
+import { benchCommitReplay } from "./commit-replay.js";
 import { benchEffects } from "./effects.js";
 import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
@@ -20,6 +21,7 @@ const sections: {
   { name: "effects", run: benchEffects },
   { name: "integration events", run: benchEvents },
   { name: "workflow", run: benchWorkflow },
+  { name: "replay", run: benchCommitReplay },
   { name: "peers", run: benchPeers, onlyWhenNamed: true },
 ];
 
