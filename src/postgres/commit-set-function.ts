@@ -35,8 +35,9 @@ import type { Tables } from "./tables.js";
  * commit; which inbox rows were duplicates looked for only when fewer rows were inserted than
  * asked; the inserted outbox ids' seqs as one jsonb object instead of a join per commit; every
  * answer built by one statement instead of a loop; statements for parts no commit has skipped.
- * Measured by replaying the 405 batches of a 4,000-order workflow on one connection: server CPU
- * per 50-commit batch 3.04–3.16 ms before, 2.70–2.93 ms after.
+ * Measured with `npm run bench -- replay --orders 4000` (the workflow's commit statements replayed
+ * on one connection), three runs each, before and after alternating: server CPU per 50-commit
+ * batch 3.02–3.08 ms before, 2.69–2.77 ms after; wall per batch (mean) 3.35–3.54 ms, 3.05–3.13 ms.
  */
 export const commitSetFunctionSql = (
   t: Tables,
