@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { postgresJournal } from "../src/postgres/index.js";
 import { runOncelyPostgres } from "./workflow.js";
-import { parseWorkflowArgs } from "./workflow-figures.js";
+import { parseWorkflowArgs, percentile, type WorkflowOptions, warmupOf, watchSql } from "./workflow-figures.js";
 
 /**
  * `npm run bench -- replay`: the PostgreSQL commit functions alone, without the actors, the
@@ -22,28 +22,26 @@ const EVERY_COMMIT_CALL = new RegExp(COMMIT_CALL.source, "g");
 interface Kept {
   text: string;
   values: unknown[];
+  /** Commits the statement holds: a JSON batch's length, or one for a lone commit. */
+  commits: number;
 }
 
 /** Runs the workflow while keeping every commit statement it sends; answers them and how many orders ran. */
-async function keepCommits(orders: number, inflight: number): Promise<{ kept: Kept[]; ran: number }> {
+async function keepCommits(options: WorkflowOptions): Promise<{ kept: Kept[]; ran: number }> {
   const kept: Kept[] = [];
-  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as { text?: unknown; values?: unknown[] } | string;
-    const text = typeof config === "string" ? config : config?.text;
-    if (typeof text === "string" && text.startsWith("SELECT") && COMMIT_CALL.test(text)) {
-      kept.push({ text, values: typeof config === "string" ? [] : [...(config.values ?? [])] });
-    }
-    return query.apply(this, args);
-  } as typeof pg.Client.prototype.query;
+  // Only the calls: the migrations' CREATE FUNCTION statements name the functions too.
+  const stop = watchSql(pg.Client, (text, args) => {
+    if (!text.startsWith("SELECT") || !COMMIT_CALL.test(text)) return;
+    const values = [...((args[0] as { values?: unknown[] }).values ?? [])];
+    const batch = text.includes("oncely_commit_json");
+    kept.push({ text, values, commits: batch ? (JSON.parse(String(values[0])) as unknown[]).length : 1 });
+  });
   try {
-    const figures = await runOncelyPostgres({ orders, inflight });
+    const figures = await runOncelyPostgres(options);
     if (!figures.exactlyOnce.ok) throw new Error(`the captured run failed its check: ${figures.exactlyOnce.summary}`);
-    // The check counts every order started, warm-up included: "N/N keys called exactly once", 4 keys an order.
-    const keys = Number(/^(\d+)\//.exec(figures.exactlyOnce.summary)?.[1]);
-    return { kept, ran: keys / 4 };
+    return { kept, ran: warmupOf(options) + options.orders };
   } finally {
-    pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+    stop();
   }
 }
 
@@ -57,8 +55,6 @@ function processCpuMs(pid: number): number | undefined {
     return undefined;
   }
 }
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 export interface ReplayFigures {
   orders: number;
@@ -78,9 +74,9 @@ export interface ReplayFigures {
 }
 
 /** Capture one workflow run's commit statements and replay them into a fresh schema. */
-export async function replayCommits(options: { orders: number; inflight: number }): Promise<ReplayFigures> {
+export async function replayCommits(options: WorkflowOptions): Promise<ReplayFigures> {
   const { orders, inflight } = options;
-  const { kept, ran } = await keepCommits(orders, inflight);
+  const { kept, ran } = await keepCommits(options);
   const schema = `bench_replay_${process.pid}_${Date.now().toString(36)}`;
   const journal = postgresJournal({ connectionString: PG_URL, schema });
   const client = new pg.Client({ connectionString: PG_URL });
@@ -93,13 +89,13 @@ export async function replayCommits(options: { orders: number; inflight: number 
     const walls: number[] = [];
     let cpuFrom: number | undefined;
     let commits = 0;
-    for (const [index, { text, values }] of kept.entries()) {
+    for (const [index, { text, values, commits: held }] of kept.entries()) {
       if (index === warm) cpuFrom = processCpuMs(pid);
       const started = performance.now();
       await client.query({ text: text.replace(EVERY_COMMIT_CALL, `"${schema}".$1(`), values });
       if (index < warm) continue;
       walls.push(performance.now() - started);
-      commits += text.includes("oncely_commit_json") ? (JSON.parse(String(values[0])) as unknown[]).length : 1;
+      commits += held;
     }
     const cpuTo = processCpuMs(pid);
     const left = await client.query(
@@ -133,7 +129,7 @@ export async function benchCommitReplay(print: (line: string) => void): Promise<
       `${f.batches} batches after ${f.warm} to warm up, ${(f.commits / f.batches).toFixed(1)} commits/batch`,
   );
   print(
-    `  wall per batch: median ${median(f.walls).toFixed(2)} ms, mean ` +
+    `  wall per batch: median ${percentile(f.walls, 50).toFixed(2)} ms, mean ` +
       `${(f.walls.reduce((a, b) => a + b, 0) / f.batches).toFixed(2)} ms; server CPU per batch (mean): ${cpu}`,
   );
   const same = f.events === f.ordersRun * 5 && f.effectsDone === f.ordersRun * 4;

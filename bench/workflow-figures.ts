@@ -263,27 +263,39 @@ const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\
  * Not counted as a commit: a bare `SELECT fn()` whose function writes, except oncely's own group-commit
  * function. Call `stop()` to restore.
  */
-export function countSql(Client: PgClientClass): { read(): SqlCount; stop(): void } {
+/**
+ * Calls `seen` with every statement sent through `Client` (its text, the call's arguments, and the
+ * client sending it) until the returned function is called. One patch of `Client.prototype.query`
+ * for every bench that watches the SQL a system sends (the counter below, the commit replay).
+ */
+export function watchSql(
+  Client: PgClientClass,
+  seen: (text: string, args: readonly unknown[], client: object) => void,
+): () => void {
   const original = Client.prototype.query;
-  const inTransaction = new WeakSet<object>();
-  const count: SqlCount = { roundTrips: 0, commits: 0 };
-  Client.prototype.query = function counted(this: object, ...args: unknown[]) {
-    const text = sqlText(args[0]).trimStart();
-    count.roundTrips++;
-    if (/^begin\b|^start\s+transaction\b/i.test(text)) inTransaction.add(this);
-    else if (/^commit\b|^end\b/i.test(text)) {
-      count.commits++;
-      inTransaction.delete(this);
-    } else if (/^rollback\b/i.test(text)) inTransaction.delete(this);
-    else if (!inTransaction.has(this) && WRITES.test(text)) count.commits++;
+  Client.prototype.query = function watched(this: object, ...args: unknown[]) {
+    seen(sqlText(args[0]), args, this);
     return original.apply(this, args);
   };
-  return {
-    read: () => ({ ...count }),
-    stop: () => {
-      Client.prototype.query = original;
-    },
+  return () => {
+    Client.prototype.query = original;
   };
+}
+
+export function countSql(Client: PgClientClass): { read(): SqlCount; stop(): void } {
+  const inTransaction = new WeakSet<object>();
+  const count: SqlCount = { roundTrips: 0, commits: 0 };
+  const stop = watchSql(Client, (sent, _args, client) => {
+    const text = sent.trimStart();
+    count.roundTrips++;
+    if (/^begin\b|^start\s+transaction\b/i.test(text)) inTransaction.add(client);
+    else if (/^commit\b|^end\b/i.test(text)) {
+      count.commits++;
+      inTransaction.delete(client);
+    } else if (/^rollback\b/i.test(text)) inTransaction.delete(client);
+    else if (!inTransaction.has(client) && WRITES.test(text)) count.commits++;
+  });
+  return { read: () => ({ ...count }), stop };
 }
 
 // ---------------------------------------------------------------------------------------------
