@@ -9,7 +9,7 @@
  * a commit that did land.
  */
 
-import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
+import { GROUP_COMMIT_DEFAULTS, positiveInteger } from "../base/defaults.js";
 
 /** What one commit of a batch came to, in the order of the batch. */
 export type BatchOutcome<R> =
@@ -23,6 +23,17 @@ export interface GroupCommitOptions<C = never> {
   maxBatch?: number;
   /** Batches written at the same time (default 1: the next batch forms while one is in flight). */
   maxInFlight?: number;
+  /**
+   * How many batches the commits outstanding (queued and in flight) are spread over (default 1: a
+   * batch takes everything queued, up to `maxBatch`). With 2, a burst of 50 leaves as two batches
+   * of 25: while the store applies one, this process handles the other's answers and forms the
+   * next, where with one batch of 50 the process and the store take turns and each waits for the
+   * other. Only with `maxInFlight` above 1; outstanding commits fewer than `2 × minSplit` are
+   * never split, since each batch has a fixed cost in the store.
+   */
+  spreadOver?: number;
+  /** The smallest batch a split makes (default 8). */
+  minSplit?: number;
   /**
    * What each item touches (a stream, an inbox key, an outbox id...). With more than one batch in
    * flight, an item sharing a key with an item of a batch in flight, or with an earlier item still
@@ -64,6 +75,12 @@ export class GroupCommitter<C, R> {
   private scheduled = false;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly spreadOver: number;
+  private readonly minSplit: number;
+  /** Commits in the batches in flight. */
+  private inFlightItems = 0;
+  /** The recent peak of commits outstanding (see `batchLimit`). */
+  private peak = 0;
   private readonly maxRetries: number;
   private readonly startNow: boolean;
   private readonly keysOf: ((item: C) => readonly string[]) | undefined;
@@ -79,8 +96,11 @@ export class GroupCommitter<C, R> {
     private readonly write: (items: C[]) => Promise<BatchOutcome<R>[]> | BatchOutcome<R>[],
     options: GroupCommitOptions<C> = {},
   ) {
-    this.maxBatch = options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch;
-    this.maxInFlight = options.maxInFlight ?? 1;
+    this.maxBatch = positiveInteger("maxBatch", options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
+    this.maxInFlight = positiveInteger("maxInFlight", options.maxInFlight ?? 1);
+    const spreadOver = positiveInteger("spreadOver", options.spreadOver ?? 1);
+    this.spreadOver = Math.min(spreadOver, this.maxInFlight);
+    this.minSplit = positiveInteger("minSplit", options.minSplit ?? 8);
     this.maxRetries = options.maxRetries ?? 5;
     this.startNow = (options.start ?? "now") === "now";
     // Keys matter only when batches can overlap; with one in flight, submit order is batch order.
@@ -114,28 +134,56 @@ export class GroupCommitter<C, R> {
   }
 
   private startBatches(): void {
-    while (this.running < this.maxInFlight && this.queue.length > 0) {
+    while (this.running < this.maxInFlight && this.queue.length > 0 && this.mayStart()) {
       const { batch, keys } = this.nextBatch();
       if (batch.length === 0) return; // every queued item waits for a key in flight
       this.running++;
+      this.inFlightItems += batch.length;
       void this.run(batch).finally(() => {
         this.release(keys);
         this.running--;
+        this.inFlightItems -= batch.length;
         if (this.queue.length > 0) this.pump();
       });
     }
   }
 
+  /**
+   * How many commits the next batch may take: `maxBatch`, or its share of the recent peak of
+   * commits outstanding (`spreadOver`). The peak, not the count now: the answers of one batch reach
+   * the queue over a few turns, and a share of what is outstanding at the first of them would split
+   * the burst into ever smaller batches. The peak decays by a twentieth a batch, so a lighter load
+   * is split less within some tens of batches.
+   */
+  private batchLimit(): number {
+    if (this.spreadOver === 1) return this.maxBatch;
+    const peak = Math.max(this.queue.length + this.inFlightItems, this.peak);
+    if (peak < 2 * this.minSplit) return this.maxBatch;
+    return Math.min(this.maxBatch, Math.ceil(peak / this.spreadOver));
+  }
+
+  /**
+   * Whether a batch may start now, beside those in flight. When bursts are spread, at most
+   * `spreadOver` batches are in flight and one leaves beside another only once it holds its share.
+   */
+  private mayStart(): boolean {
+    if (this.running === 0 || this.spreadOver === 1) return true;
+    const limit = this.batchLimit();
+    return limit === this.maxBatch || (this.running < this.spreadOver && this.queue.length >= limit);
+  }
+
   /** The next batch: the oldest items, skipping (and keeping in order) those whose keys are busy. */
   private nextBatch(): { batch: Queued<C, R>[]; keys: string[] } {
     const keysOf = this.keysOf;
-    if (!keysOf) return { batch: this.queue.splice(0, this.maxBatch), keys: [] };
+    const limit = this.batchLimit();
+    this.peak = Math.max(this.queue.length + this.inFlightItems, this.peak * 0.95);
+    if (!keysOf) return { batch: this.queue.splice(0, limit), keys: [] };
     const batch: Queued<C, R>[] = [];
     const held: Queued<C, R>[] = [];
     const heldKeys = new Set<string>();
     const taken: string[] = [];
     for (const q of this.queue) {
-      const keys = batch.length < this.maxBatch ? keysOf(q.item) : undefined;
+      const keys = batch.length < limit ? keysOf(q.item) : undefined;
       if (keys === undefined || keys.some((k) => this.busy.has(k) || heldKeys.has(k))) {
         held.push(q);
         for (const k of keys ?? []) heldKeys.add(k);

@@ -59,11 +59,13 @@ export interface PostgresJournalOptions {
   /** Size of the pool created when `pool` is not given (default 10). */
   max?: number;
   /**
-   * Group commit: batch size and batches in flight (default 256 and 3). Batches in flight overlap
-   * their round trips and WAL flushes; writes that share a stream, inbox key or outbox id still
-   * apply in submit order (see `GroupCommitOptions.keysOf`).
+   * Group commit: batch size, batches in flight, and how many batches a burst is spread over
+   * (default 256, 3 and 2). Batches in flight overlap their round trips and WAL flushes; a burst
+   * spread over two batches lets this process handle one's answers while the server applies the
+   * other (see `GroupCommitOptions.spreadOver`); writes that share a stream, inbox key or outbox id
+   * still apply in submit order (see `GroupCommitOptions.keysOf`).
    */
-  groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight">;
+  groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight" | "spreadOver">;
 }
 /** Reads retry this often on a dead pooled connection (several may have died at once). */
 const READ_RETRIES = 3;
@@ -77,8 +79,8 @@ const READ_RETRIES = 3;
  * Group commit: commits that arrive while batches are in flight queue up and go together as one
  * call of `oncely_commit_batch` (one statement, one round trip, one WAL flush), applied set-wise
  * with the per-commit `oncely_commit` as fallback; each keeps its own result (see
- * commit-set-function.ts and commit-function.ts). Up to 3 batches are in flight; writes sharing a
- * key keep their submit order.
+ * commit-set-function.ts and commit-function.ts). Up to 3 batches are in flight, and a burst is
+ * spread over two of them; writes sharing a key keep their submit order.
  *
  * Failure window: when the connection drops during the call, `commit` rejects with
  * `StorageUnavailableError` for EVERY commit of the batch, although the batch may have committed.
@@ -124,6 +126,7 @@ export class PostgresJournal implements Journal {
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
       maxBatch: options.groupCommit?.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch,
       maxInFlight: options.groupCommit?.maxInFlight ?? GROUP_COMMIT_DEFAULTS.postgresInFlight,
+      spreadOver: options.groupCommit?.spreadOver ?? GROUP_COMMIT_DEFAULTS.postgresSpreadOver,
       keysOf: writeKeys,
       start: "next-turn",
     });

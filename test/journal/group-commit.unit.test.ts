@@ -104,4 +104,126 @@ describe("group committer", () => {
     gates[3]?.();
     expect(await Promise.all(rest)).toEqual(["b:1", "a:2", "c:1", "a:3"]);
   });
+
+  describe("spreading a burst over batches in flight (spreadOver)", () => {
+    /** A store whose every batch waits for its own gate; `batches` is what each carried. */
+    const gatedStore = (options: {
+      spreadOver?: number;
+      maxInFlight?: number;
+      minSplit?: number;
+      maxBatch?: number;
+    }) => {
+      const batches: number[][] = [];
+      const gates: (() => void)[] = [];
+      const committer = new GroupCommitter<number, number>(
+        async (items) => {
+          batches.push(items);
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return items.map((item) => ({ ok: item }));
+        },
+        { maxInFlight: 3, start: "next-turn", ...options },
+      );
+      return { committer, batches, gates };
+    };
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+    it("splits a burst of 50 into two batches of 25, both in flight at once", async () => {
+      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
+      const all = range(0, 50).map((i) => committer.submit(i));
+      await settle();
+      expect(batches).toEqual([range(0, 25), range(25, 50)]);
+      for (const open of gates) open();
+      expect(await Promise.all(all)).toEqual(range(0, 50));
+    });
+
+    it("keeps the split as answers come back over several turns: a share waits for the rest of itself", async () => {
+      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
+      const first = range(0, 50).map((i) => committer.submit(i));
+      await settle();
+      gates[0]?.(); // the first 25 are answered; their successors arrive in two turns
+      await Promise.all(first.slice(0, 25));
+      const early = range(50, 60).map((i) => committer.submit(i));
+      await settle();
+      // Ten queued while 25 are in flight: below the share of 25, so no third batch of ten leaves.
+      expect(batches).toHaveLength(2);
+      const late = range(60, 75).map((i) => committer.submit(i));
+      await settle();
+      expect(batches[2]).toEqual(range(50, 75));
+      for (const open of gates) open();
+      await settle();
+      for (const open of gates) open();
+      expect(await Promise.all([...first, ...early, ...late])).toEqual(range(0, 75));
+    });
+
+    it("sizes a share by the recent peak, so a burst that arrives in parts is not cut into ever smaller batches", async () => {
+      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
+      const first = range(0, 50).map((i) => committer.submit(i));
+      await settle();
+      gates[0]?.();
+      gates[1]?.();
+      await Promise.all(first);
+      // Nothing in flight, and only 20 of the next 50 have arrived: they leave as ONE batch (a share
+      // of the peak of 50), not as two of 10 (a share of the 20 outstanding now).
+      const part = range(50, 70).map((i) => committer.submit(i));
+      await settle();
+      expect(batches.slice(2)).toEqual([range(50, 70)]);
+      gates[2]?.();
+      expect(await Promise.all(part)).toEqual(range(50, 70));
+    });
+
+    it("lets the peak decay, so a lighter load is no longer held back for a share", async () => {
+      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
+      const first = range(0, 50).map((i) => committer.submit(i));
+      await settle();
+      gates[0]?.();
+      gates[1]?.();
+      await Promise.all(first);
+      // Thirty commits one at a time: the peak of 50 decays below twice minSplit.
+      for (let i = 0; i < 30; i++) {
+        const one = committer.submit(100 + i);
+        await settle();
+        gates[gates.length - 1]?.();
+        await one;
+      }
+      const slow = committer.submit(200);
+      await settle();
+      const burst = range(300, 314).map((i) => committer.submit(i));
+      await settle();
+      // 15 outstanding, below twice minSplit: the 14 take a free slot beside the one in flight.
+      expect(batches.slice(-2)).toEqual([[200], range(300, 314)]);
+      for (const open of gates) open();
+      expect(await Promise.all([slow, ...burst])).toEqual([200, ...range(300, 314)]);
+    });
+
+    it("sends what waits at once when nothing is in flight, and never splits fewer than twice minSplit", async () => {
+      const { committer, batches, gates } = gatedStore({ spreadOver: 2, minSplit: 8 });
+      const small = range(0, 15).map((i) => committer.submit(i));
+      await settle();
+      expect(batches).toEqual([range(0, 15)]);
+      gates[0]?.();
+      expect(await Promise.all(small)).toEqual(range(0, 15));
+    });
+
+    it("without spreadOver, a burst leaves as one batch and a later commit takes a free slot at once", async () => {
+      const { committer, batches, gates } = gatedStore({});
+      const burst = range(0, 50).map((i) => committer.submit(i));
+      await settle();
+      const lone = committer.submit(50);
+      await settle();
+      expect(batches).toEqual([range(0, 50), [50]]);
+      for (const open of gates) open();
+      expect(await Promise.all([...burst, lone])).toEqual(range(0, 51));
+    });
+
+    it("refuses an option that is not a positive integer, naming it", () => {
+      const write = async (items: number[]) => items.map((i) => ({ ok: i }));
+      expect(() => new GroupCommitter(write, { spreadOver: 0 })).toThrow(
+        /spreadOver must be a positive integer, got 0/,
+      );
+      expect(() => new GroupCommitter(write, { maxBatch: 1.5 })).toThrow(/maxBatch must be a positive integer/);
+      expect(() => new GroupCommitter(write, { maxInFlight: -1 })).toThrow(/maxInFlight/);
+      expect(() => new GroupCommitter(write, { minSplit: Number.NaN })).toThrow(/minSplit/);
+    });
+  });
 });

@@ -97,7 +97,8 @@ describe.skipIf(!service.available)(
     });
 
     it("applies a batch of many commits in one statement, each with its own result", async () => {
-      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      // One batch of everything queued: the burst is not spread (the next test covers spreading).
+      const journal = postgresJournal({ connectionString: PG_URL, schema, groupCommit: { spreadOver: 1 } });
       try {
         const release = await holdInboxKey("lock", "third");
         const first = journal.commit(blocker("third"));
@@ -117,6 +118,19 @@ describe.skipIf(!service.available)(
         await dupRefused;
         expect(journal.groupCommitStats.largest).toBe(41);
         expect(journal.groupCommitStats.batches).toBe(2);
+      } finally {
+        await journal.close();
+      }
+    });
+
+    it("spreads a burst of 50 commits over two batches in flight by default, each commit with its own result", async () => {
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      try {
+        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => journal.commit(order(600 + i))));
+        expect(results.every((r) => r.version === 1 && r.inserted?.length === 1)).toBe(true);
+        expect(journal.groupCommitStats).toMatchObject({ batches: 2, commits: 50, largest: 25 });
+        const streams = await Promise.all(results.map((_, i) => journal.readStream(`order/${600 + i}`)));
+        expect(streams.every((events) => events.length === 1)).toBe(true);
       } finally {
         await journal.close();
       }
