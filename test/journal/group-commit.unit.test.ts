@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type BatchOutcome, GroupCommitter } from "../../src/journal/group-commit.js";
+import { type BatchOutcome, type GroupCommitOptions, GroupCommitter } from "../../src/journal/group-commit.js";
 
 /** The batching itself, over a fake store that records what each batch carried. */
 describe("group committer", () => {
@@ -23,6 +23,19 @@ describe("group committer", () => {
     };
     return { committer, batches, hold };
   };
+
+  /** A store whose every batch waits for its own gate; `batches` is what each carried. */
+  const gatedStore = <T>(options: GroupCommitOptions<T>) => {
+    const batches: T[][] = [];
+    const gates: (() => void)[] = [];
+    const committer = new GroupCommitter<T, T>(async (items) => {
+      batches.push(items);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return items.map((item) => ({ ok: item }));
+    }, options);
+    return { committer, batches, gates };
+  };
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
 
   it("sends the first commit at once and the ones that arrive meanwhile together, at most maxBatch at a time", async () => {
     const { committer, batches, hold } = store((item) => ({ ok: `r${item}` }));
@@ -76,17 +89,10 @@ describe("group committer", () => {
   });
 
   it("with several batches in flight, holds back a commit sharing a key with one in flight, and keeps submit order per key", async () => {
-    const batches: string[][] = [];
-    const gates: (() => void)[] = [];
-    const committer = new GroupCommitter<string, string>(
-      async (items) => {
-        batches.push(items);
-        await new Promise<void>((resolve) => gates.push(resolve));
-        return items.map((item) => ({ ok: item }));
-      },
-      { maxInFlight: 2, keysOf: (item) => [item.split(":")[0] as string] },
-    );
-    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    const { committer, batches, gates } = gatedStore<string>({
+      maxInFlight: 2,
+      keysOf: (item) => [item.split(":")[0] as string],
+    });
     const a1 = committer.submit("a:1");
     const rest = ["b:1", "a:2", "c:1", "a:3"].map((item) => committer.submit(item));
     // a:1 and b:1 each left at once, in the two slots; the others queue.
@@ -107,29 +113,23 @@ describe("group committer", () => {
 
   describe("spreading a burst over batches in flight (spreadOver)", () => {
     /** A store whose every batch waits for its own gate; `batches` is what each carried. */
-    const gatedStore = (options: {
-      spreadOver?: number;
-      maxInFlight?: number;
-      minSplit?: number;
-      maxBatch?: number;
-    }) => {
-      const batches: number[][] = [];
-      const gates: (() => void)[] = [];
-      const committer = new GroupCommitter<number, number>(
-        async (items) => {
-          batches.push(items);
-          await new Promise<void>((resolve) => gates.push(resolve));
-          return items.map((item) => ({ ok: item }));
-        },
-        { maxInFlight: 3, start: "next-turn", ...options },
-      );
-      return { committer, batches, gates };
+    /** Spread over three slots, each burst's commits queued until the next turn, as the SQL journals do. */
+    const spreadStore = (options: GroupCommitOptions<number>) =>
+      gatedStore<number>({ maxInFlight: 3, start: "next-turn", ...options });
+    /** A spread committer that has sent a burst of 50 as two batches of 25, both answered. */
+    const afterOneBurstOf50 = async () => {
+      const store = spreadStore({ spreadOver: 2 });
+      const first = range(0, 50).map((i) => store.committer.submit(i));
+      await settle();
+      for (const open of store.gates) open();
+      expect(await Promise.all(first)).toEqual(range(0, 50));
+      expect(store.batches).toEqual([range(0, 25), range(25, 50)]);
+      return store;
     };
-    const settle = () => new Promise((resolve) => setImmediate(resolve));
     const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
     it("splits a burst of 50 into two batches of 25, both in flight at once", async () => {
-      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
+      const { committer, batches, gates } = spreadStore({ spreadOver: 2 });
       const all = range(0, 50).map((i) => committer.submit(i));
       await settle();
       expect(batches).toEqual([range(0, 25), range(25, 50)]);
@@ -138,7 +138,7 @@ describe("group committer", () => {
     });
 
     it("keeps the split as answers come back over several turns: a share waits for the rest of itself", async () => {
-      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
+      const { committer, batches, gates } = spreadStore({ spreadOver: 2 });
       const first = range(0, 50).map((i) => committer.submit(i));
       await settle();
       gates[0]?.(); // the first 25 are answered; their successors arrive in two turns
@@ -157,12 +157,7 @@ describe("group committer", () => {
     });
 
     it("sizes a share by the recent peak, so a burst that arrives in parts is not cut into ever smaller batches", async () => {
-      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
-      const first = range(0, 50).map((i) => committer.submit(i));
-      await settle();
-      gates[0]?.();
-      gates[1]?.();
-      await Promise.all(first);
+      const { committer, batches, gates } = await afterOneBurstOf50();
       // Nothing in flight, and only 20 of the next 50 have arrived: they leave as ONE batch (a share
       // of the peak of 50), not as two of 10 (a share of the 20 outstanding now).
       const part = range(50, 70).map((i) => committer.submit(i));
@@ -173,12 +168,7 @@ describe("group committer", () => {
     });
 
     it("lets the peak decay, so a lighter load is no longer held back for a share", async () => {
-      const { committer, batches, gates } = gatedStore({ spreadOver: 2 });
-      const first = range(0, 50).map((i) => committer.submit(i));
-      await settle();
-      gates[0]?.();
-      gates[1]?.();
-      await Promise.all(first);
+      const { committer, batches, gates } = await afterOneBurstOf50();
       // Thirty commits one at a time: the peak of 50 decays below twice minSplit.
       for (let i = 0; i < 30; i++) {
         const one = committer.submit(100 + i);
@@ -197,7 +187,7 @@ describe("group committer", () => {
     });
 
     it("sends what waits at once when nothing is in flight, and never splits fewer than twice minSplit", async () => {
-      const { committer, batches, gates } = gatedStore({ spreadOver: 2, minSplit: 8 });
+      const { committer, batches, gates } = spreadStore({ spreadOver: 2, minSplit: 8 });
       const small = range(0, 15).map((i) => committer.submit(i));
       await settle();
       expect(batches).toEqual([range(0, 15)]);
@@ -206,7 +196,7 @@ describe("group committer", () => {
     });
 
     it("without spreadOver, a burst leaves as one batch and a later commit takes a free slot at once", async () => {
-      const { committer, batches, gates } = gatedStore({});
+      const { committer, batches, gates } = spreadStore({});
       const burst = range(0, 50).map((i) => committer.submit(i));
       await settle();
       const lone = committer.submit(50);
