@@ -134,8 +134,10 @@ export class GroupCommitter<C, R> {
   }
 
   private startBatches(): void {
-    while (this.running < this.maxInFlight && this.queue.length > 0 && this.mayStart()) {
-      const { batch, keys } = this.nextBatch();
+    while (this.running < this.maxInFlight && this.queue.length > 0) {
+      const limit = this.batchLimit();
+      if (!this.mayStart(limit)) return;
+      const { batch, keys } = this.nextBatch(limit);
       if (batch.length === 0) return; // every queued item waits for a key in flight
       this.running++;
       this.inFlightItems += batch.length;
@@ -163,19 +165,18 @@ export class GroupCommitter<C, R> {
   }
 
   /**
-   * Whether a batch may start now, beside those in flight. When bursts are spread, at most
-   * `spreadOver` batches are in flight and one leaves beside another only once it holds its share.
+   * Whether a batch of at most `limit` may start now, beside those in flight. While a burst is
+   * split (its share is below `maxBatch`), at most `spreadOver` batches are in flight and one
+   * leaves beside another only once it holds its share; otherwise any free slot takes what waits.
    */
-  private mayStart(): boolean {
-    if (this.running === 0 || this.spreadOver === 1) return true;
-    const limit = this.batchLimit();
-    return limit === this.maxBatch || (this.running < this.spreadOver && this.queue.length >= limit);
+  private mayStart(limit: number): boolean {
+    if (this.running === 0 || limit === this.maxBatch) return true;
+    return this.running < this.spreadOver && this.queue.length >= limit;
   }
 
   /** The next batch: the oldest items, skipping (and keeping in order) those whose keys are busy. */
-  private nextBatch(): { batch: Queued<C, R>[]; keys: string[] } {
+  private nextBatch(limit: number): { batch: Queued<C, R>[]; keys: string[] } {
     const keysOf = this.keysOf;
-    const limit = this.batchLimit();
     this.peak = Math.max(this.queue.length + this.inFlightItems, this.peak * 0.95);
     if (!keysOf) return { batch: this.queue.splice(0, limit), keys: [] };
     const batch: Queued<C, R>[] = [];

@@ -36,6 +36,17 @@ describe("group committer", () => {
     return { committer, batches, gates };
   };
   const settle = () => new Promise((resolve) => setImmediate(resolve));
+  /**
+   * Answers every batch, including those that form from the answers, until none is left waiting.
+   * Two turns a round: a batch formed from answers leaves on the turn after they arrive.
+   */
+  const openUntilIdle = async (gates: (() => void)[]) => {
+    for (let opened = 0; opened < gates.length; ) {
+      for (; opened < gates.length; opened++) gates[opened]?.();
+      await settle();
+      await settle();
+    }
+  };
 
   it("sends the first commit at once and the ones that arrive meanwhile together, at most maxBatch at a time", async () => {
     const { committer, batches, hold } = store((item) => ({ ok: `r${item}` }));
@@ -150,10 +161,26 @@ describe("group committer", () => {
       const late = range(60, 75).map((i) => committer.submit(i));
       await settle();
       expect(batches[2]).toEqual(range(50, 75));
-      for (const open of gates) open();
-      await settle();
-      for (const open of gates) open();
+      await openUntilIdle(gates);
       expect(await Promise.all([...first, ...early, ...late])).toEqual(range(0, 75));
+    });
+
+    it("keeps at most spreadOver batches in flight while spreading, even with a full share waiting", async () => {
+      const { committer, batches, gates } = spreadStore({ spreadOver: 2 });
+      const first = range(0, 50).map((i) => committer.submit(i));
+      await settle();
+      // 60 more while both halves are out: a share of the 110 outstanding is 55, and 60 are queued,
+      // but the third slot stays free; they leave when a batch returns.
+      const more = range(50, 110).map((i) => committer.submit(i));
+      await settle();
+      expect(batches).toHaveLength(2);
+      gates[0]?.();
+      await Promise.all(first.slice(0, 25));
+      await settle();
+      // A slot is back: the next batch takes its share of the 85 outstanding now (60 queued, 25 out).
+      expect(batches[2]).toEqual(range(50, 93));
+      await openUntilIdle(gates);
+      expect(await Promise.all([...first, ...more])).toEqual(range(0, 110));
     });
 
     it("sizes a share by the recent peak, so a burst that arrives in parts is not cut into ever smaller batches", async () => {
