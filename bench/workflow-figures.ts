@@ -256,14 +256,6 @@ const sqlText = (first: unknown): string => {
 const WRITES = /\b(insert\s+into|update\s+\S+\s+set|delete\s+from|merge\s+into)\b|\boncely_commit\w*\s*\(/i;
 
 /**
- * Counts every statement sent through a `pg` module's clients (pools use the same clients, so
- * each round trip counts once), and the commits among them: each COMMIT, plus each writing
- * statement sent outside an explicit transaction. Counted on the client because the `test`
- * database is shared with other work, so pg_stat_database deltas would include foreign traffic.
- * Not counted as a commit: a bare `SELECT fn()` whose function writes, except oncely's own group-commit
- * function. Call `stop()` to restore.
- */
-/**
  * Calls `seen` with every statement sent through `Client` (its text, the call's arguments, and the
  * client sending it) until the returned function is called. One patch of `Client.prototype.query`
  * for every bench that watches the SQL a system sends (the counter below, the commit replay).
@@ -282,6 +274,14 @@ export function watchSql(
   };
 }
 
+/**
+ * Counts every statement sent through a `pg` module's clients (pools use the same clients, so
+ * each round trip counts once), and the commits among them: each COMMIT, plus each writing
+ * statement sent outside an explicit transaction. Counted on the client because the `test`
+ * database is shared with other work, so pg_stat_database deltas would include foreign traffic.
+ * Not counted as a commit: a bare `SELECT fn()` whose function writes, except oncely's own group-commit
+ * function. Call `stop()` to restore.
+ */
 export function countSql(Client: PgClientClass): { read(): SqlCount; stop(): void } {
   const inTransaction = new WeakSet<object>();
   const count: SqlCount = { roundTrips: 0, commits: 0 };
