@@ -28,7 +28,8 @@ export interface EncodedCommit {
     result: string;
   }[];
   outboxDone: { id: string; outcome: string; result: string }[];
-  inbox: { consumer: string; messageId: string; reply: string } | undefined;
+  /** `outcomeOf`: see `InboxEntry`; undefined when the message is recorded by its inbox row alone. */
+  inbox: { consumer: string; messageId: string; reply: string; outcomeOf: string | undefined } | undefined;
   checkpoint: { consumer: string; source: string; version: number; expected: number | undefined } | undefined;
   park: { consumer: string; source: string; version: number; message: string }[];
   unpark: { consumer: string; source: string; version: number }[];
@@ -164,7 +165,12 @@ function encodeParts(commit: Commit): EncodedCommit {
       result: json(done.result ?? null),
     })),
     inbox: commit.inbox
-      ? { consumer: commit.inbox.consumer, messageId: commit.inbox.messageId, reply: json(commit.inbox.reply ?? null) }
+      ? {
+          consumer: commit.inbox.consumer,
+          messageId: commit.inbox.messageId,
+          reply: json(commit.inbox.reply ?? null),
+          outcomeOf: outcomeRowOf(commit),
+        }
       : undefined,
     checkpoint: checkpoint
       ? {
@@ -198,6 +204,19 @@ function encodeParts(commit: Commit): EncodedCommit {
       doc: d.doc === null ? null : json(d.doc),
     })),
   };
+}
+
+/** `inbox.outcomeOf`, checked: the row must be finished by the same commit, and the reply null. */
+function outcomeRowOf(commit: Commit): string | undefined {
+  const id = commit.inbox?.outcomeOf;
+  if (id === undefined) return undefined;
+  if (!(commit.outboxDone ?? []).some((done) => done.id === id)) {
+    throw new InvalidInputError(`inbox.outcomeOf "${id}" names an outbox row this commit does not mark done`);
+  }
+  if ((commit.inbox?.reply ?? null) !== null) {
+    throw new InvalidInputError(`inbox.outcomeOf "${id}" needs a null reply: a done outbox row keeps no reply`);
+  }
+  return id;
 }
 
 /** The records a commit appended, as `commit` returns them (fresh copies, never the caller's objects). */

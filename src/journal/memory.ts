@@ -6,6 +6,7 @@ import {
 } from "../base/errors.js";
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
+import { holdsOutcomeRow } from "./outcome-record.js";
 import { pruneBatchSize } from "./prune.js";
 import { PUBLISHED_READER_SOURCE } from "./published.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
@@ -98,7 +99,13 @@ export class MemoryJournal implements Journal {
     if (stream !== undefined && commit.expectedVersion !== undefined && commit.expectedVersion !== current) {
       throw new VersionConflictError(stream, commit.expectedVersion, current);
     }
-    if (commit.inbox && this.inbox.has(key(commit.inbox.consumer, commit.inbox.messageId))) {
+    // A final outcome whose row the consumer holds is recorded by the row's done transition.
+    const outcomeRow = commit.inbox?.outcomeOf === undefined ? undefined : this.outbox.get(commit.inbox.outcomeOf);
+    const byRow = commit.inbox !== undefined && holdsOutcomeRow(outcomeRow, commit.inbox.consumer);
+    if (
+      commit.inbox &&
+      (byRow ? outcomeRow?.status === "done" : this.inbox.has(key(commit.inbox.consumer, commit.inbox.messageId)))
+    ) {
       throw new DuplicateMessageError(commit.inbox.consumer, commit.inbox.messageId);
     }
     if (commit.checkpoint?.expected !== undefined) {
@@ -162,7 +169,7 @@ export class MemoryJournal implements Journal {
         updatedAt: commit.now,
       });
     }
-    if (commit.inbox) {
+    if (commit.inbox && !byRow) {
       const { consumer, messageId, reply } = commit.inbox;
       this.inbox.set(key(consumer, messageId), {
         consumer,

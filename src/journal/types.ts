@@ -99,6 +99,28 @@ export interface OutboxDone {
   result?: unknown;
 }
 
+/** The dedup record a commit writes for the message it handles. */
+export interface InboxEntry {
+  /** Who received: an actor's stream name, or a consumer's name. */
+  consumer: string;
+  messageId: string;
+  reply: unknown;
+  /**
+   * The message is the final outcome of this outbox row, which the commit lists in `outboxDone`.
+   * While `consumer` holds the row (it is the row's stream, and the row is an effect or a message,
+   * not an event) the row's done transition is the message's record and no inbox row is written:
+   * a row not done yet is marked done by this commit; a row already done fails the commit with
+   * `DuplicateMessageError`, nothing written. A row not held (pruned, or never there) takes the
+   * inbox row as without `outcomeOf`. Only with a null reply: a done row keeps none.
+   *
+   * Why: every step of an effect commits its outcome, and the row's done transition is written
+   * anyway; the inbox row beside it was a second record of the same fact (a heap row and two index
+   * entries per step on PostgreSQL). The row lives at least as long as the inbox row would (outbox
+   * retention may not be shorter than the redelivery window), so the dedup window is unchanged.
+   */
+  outcomeOf?: string | undefined;
+}
+
 export interface InboxRecord {
   /** Who received: an actor's stream name, or a consumer's name. */
   consumer: string;
@@ -175,7 +197,8 @@ export interface DocumentRecord {
  *   else the commit fails with `VersionConflictError` and nothing is written.
  * - `outbox` rows are inserted if absent (same id twice is a no-op, never an error).
  * - `inbox` is inserted; if (consumer, messageId) exists the commit fails with
- *   `DuplicateMessageError` and nothing is written.
+ *   `DuplicateMessageError` and nothing is written. With `inbox.outcomeOf`, the message's record
+ *   may instead be an outbox row's done transition (see `InboxEntry`).
  * - `outboxDone` marks rows done with their outcome (a row already done keeps its first outcome).
  * - `checkpoint` sets (consumer, source) to `version`; when `expected` is given, the stored
  *   version must equal it (0 when absent) or the commit fails with `CheckpointConflictError`.
@@ -187,7 +210,7 @@ export interface Commit {
   snapshot?: { version: number; schemaVersion: number; state: unknown } | undefined;
   outbox?: NewOutboxRow[] | undefined;
   outboxDone?: OutboxDone[] | undefined;
-  inbox?: { consumer: string; messageId: string; reply: unknown } | undefined;
+  inbox?: InboxEntry | undefined;
   checkpoint?: { consumer: string; source: string; version: number; expected?: number } | undefined;
   park?: Omit<ParkedRecord, "parkedAt">[] | undefined;
   unpark?: { consumer: string; source: string; version: number }[] | undefined;

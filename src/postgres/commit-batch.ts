@@ -84,6 +84,7 @@ export function commitJson(c: EncodedCommit): string {
           field("consumer", str(c.inbox.consumer)),
           field("message_id", str(c.inbox.messageId)),
           field("reply", c.inbox.reply),
+          field("outcome_of", c.inbox.outcomeOf === undefined ? undefined : str(c.inbox.outcomeOf)),
         ),
     ),
     field(

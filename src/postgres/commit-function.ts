@@ -83,7 +83,8 @@ DECLARE
   v_constraint text;
   v_message text;
   v_u jsonb;
-  v_status text;${options.checkEffectKeys ? "\n  v_reused jsonb;" : ""}
+  v_status text;
+  v_held text;${options.checkEffectKeys ? "\n  v_reused jsonb;" : ""}
 BEGIN
   FOREACH v_raw IN ARRAY p_commits LOOP
     v_stream := NULL;
@@ -137,8 +138,22 @@ BEGIN
         END IF;
       END IF;
       IF c->'inbox' IS NOT NULL THEN
-        INSERT INTO ${t.inbox} (consumer, message_id, reply, recorded_at)
-        VALUES (c#>>'{inbox,consumer}', c#>>'{inbox,message_id}', c#>'{inbox,reply}', v_now);
+        -- Migration 10: a final outcome whose row the consumer holds is recorded by the row's done
+        -- transition (see InboxEntry.outcomeOf). FOR UPDATE waits for a concurrent writer of the
+        -- row and reads its new status, so two outcomes of one row cannot both find it not done.
+        v_held := NULL;
+        IF c#>>'{inbox,outcome_of}' IS NOT NULL THEN
+          SELECT o.status INTO v_held FROM ${t.outbox} o
+          WHERE o.id = c#>>'{inbox,outcome_of}' AND o.stream = c#>>'{inbox,consumer}' AND o.category <> 'event'
+          FOR UPDATE;
+          IF v_held = 'done' THEN
+            RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = '{"duplicate": true}';
+          END IF;
+        END IF;
+        IF v_held IS NULL THEN
+          INSERT INTO ${t.inbox} (consumer, message_id, reply, recorded_at)
+          VALUES (c#>>'{inbox,consumer}', c#>>'{inbox,message_id}', c#>'{inbox,reply}', v_now);
+        END IF;
       END IF;
       v_cp := c->'checkpoint';
       IF v_cp IS NOT NULL THEN

@@ -21,7 +21,10 @@ import type { Tables } from "./tables.js";
  *  - expected version: the stream's current version is read per stream and compared;
  *  - effect key reuse: the rows already holding a commit's effect keys are compared with its rows;
  *  - duplicate message id: the inbox rows are inserted first, ON CONFLICT DO NOTHING, and a commit
- *    whose row was not inserted is a duplicate (nothing else of it is written).
+ *    whose row was not inserted is a duplicate (nothing else of it is written). Since migration 10
+ *    a final outcome whose row its consumer holds (InboxEntry.outcomeOf) writes no inbox row: the
+ *    row read in the guards' scan is the record, done answering the duplicate, and the done update
+ *    must then find it still not done (else the fallback answers it).
  * What the guards cannot see is another transaction racing on the same keys (an append to the same
  * stream, an event id already used, an effect key inserted concurrently with another request): the
  * insert then raises or the check after it fails, the whole set path rolls back (its one
@@ -53,6 +56,8 @@ DECLARE
   v_go integer[];
   v_dup integer[];
   v_upd integer[];
+  v_byrow boolean[];
+  v_byrows integer;
   v_inboxes integer;
   v_outboxes integer;
   v_dones integer;
@@ -91,15 +96,18 @@ BEGIN
     coalesce(array_agg(x.ord ORDER BY x.ord) FILTER (WHERE x.taken AND x.refused IS NULL), '{}'),
     array_agg(x.refused ORDER BY x.ord),
     coalesce(array_agg(x.ord ORDER BY x.ord) FILTER (WHERE x.is_update AND NOT x.is_later), '{}'),
-    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.j->'inbox' IS NOT NULL),
+    array_agg(x.held IS NOT NULL ORDER BY x.ord),
+    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.held IS NOT NULL),
+    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.j->'inbox' IS NOT NULL AND x.held IS NULL),
     coalesce(sum(jsonb_array_length(x.j->'outbox')) FILTER (WHERE x.taken AND x.refused IS NULL), 0),
     coalesce(sum(jsonb_array_length(x.j->'done')) FILTER (WHERE x.taken AND x.refused IS NULL), 0)
-  INTO v_base, v_go, results, v_upd, v_inboxes, v_outboxes, v_dones
+  INTO v_base, v_go, results, v_upd, v_byrow, v_byrows, v_inboxes, v_outboxes, v_dones
   FROM (
-    SELECT tk.ord, tk.j, tk.taken, tk.is_update, tk.is_later, tk.cur,
+    SELECT tk.ord, tk.j, tk.taken, tk.is_update, tk.is_later, tk.cur, tk.held,
       CASE WHEN NOT tk.taken THEN NULL
       WHEN tk.j->>'expected' IS NOT NULL AND (tk.j->>'expected')::integer <> tk.cur
         THEN jsonb_build_object('conflict', tk.cur)::text
+      WHEN tk.held = 'done' THEN '{"duplicate": true}'
       ELSE (
         SELECT jsonb_build_object('reused', o.id, 'held', jsonb_build_object('stream', o.stream, 'kind', o.kind,
           'payload', o.payload))::text
@@ -110,7 +118,10 @@ BEGIN
       END AS refused
     FROM (
       SELECT c.ord, c.j, c.taken, c.is_update, c.is_later,
-        CASE WHEN c.taken THEN (SELECT coalesce(max(e.version), 0) FROM ${t.events} e WHERE e.stream = c.j->>'stream') END AS cur
+        CASE WHEN c.taken THEN (SELECT coalesce(max(e.version), 0) FROM ${t.events} e WHERE e.stream = c.j->>'stream') END AS cur,
+        CASE WHEN c.taken AND c.j#>>'{inbox,outcome_of}' IS NOT NULL THEN (
+          SELECT o.status FROM ${t.outbox} o WHERE o.id = c.j#>>'{inbox,outcome_of}'
+            AND o.stream = c.j#>>'{inbox,consumer}' AND o.category <> 'event') END AS held
       FROM (
         SELECT u.ord::integer AS ord, u.j, u.j ? 'update' AS is_update, u.ord = ANY (v_later) AS is_later,
           coalesce(NOT u.j ? 'update' AND u.j->>'stream' IS NOT NULL AND u.j->'checkpoint' IS NULL
@@ -162,13 +173,13 @@ BEGIN
       INSERT INTO ${t.inbox} (consumer, message_id, reply, recorded_at)
       SELECT v_c[g]#>>'{inbox,consumer}', v_c[g]#>>'{inbox,message_id}', v_c[g]#>'{inbox,reply}',
         (v_c[g]->>'now')::bigint
-      FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL
+      FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL AND NOT v_byrow[g]
       ORDER BY g
       ON CONFLICT DO NOTHING
       RETURNING consumer, message_id)
     SELECT count(*), array_agg(ins.consumer), array_agg(ins.message_id) INTO v_rows, v_keys_c, v_keys_m FROM ins;
     IF v_rows < v_inboxes THEN
-      v_dup := ARRAY(SELECT g FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL AND NOT EXISTS (
+      v_dup := ARRAY(SELECT g FROM unnest(v_go) AS g WHERE v_c[g]->'inbox' IS NOT NULL AND NOT v_byrow[g] AND NOT EXISTS (
         SELECT 1 FROM unnest(v_keys_c, v_keys_m) AS k(consumer, message_id)
         WHERE k.consumer = v_c[g]#>>'{inbox,consumer}' AND k.message_id = v_c[g]#>>'{inbox,message_id}') ORDER BY g);
       FOR i IN 1..cardinality(v_dup) LOOP
@@ -229,15 +240,25 @@ BEGIN
   END IF;
 
   -- 6. Rows done. Keys are distinct across the set path; within one commit the first entry wins.
+  --    A final outcome recorded by its row (v_byrow) must find the row still not done: another
+  --    transaction that finished it since step 2 makes this commit a duplicate, which the fallback
+  --    answers per commit.
   IF v_dones > 0 THEN
-    UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>'outcome', result = d.v->'result',
-      lease_owner = NULL, lease_until = NULL, updated_at = d.now
-    FROM (
-      SELECT DISTINCT ON (x.v->>'id') x.v, (v_c[g]->>'now')::bigint AS now
-      FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'done') WITH ORDINALITY AS x(v, ord)
-      ORDER BY x.v->>'id', x.ord
-    ) d
-    WHERE o.id = d.v->>'id' AND o.status <> 'done';
+    WITH upd AS (
+      UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>'outcome', result = d.v->'result',
+        lease_owner = NULL, lease_until = NULL, updated_at = d.now
+      FROM (
+        SELECT DISTINCT ON (x.v->>'id') x.v, (v_c[g]->>'now')::bigint AS now,
+          v_byrow[g] AND x.v->>'id' = v_c[g]#>>'{inbox,outcome_of}' AS by_row
+        FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'done') WITH ORDINALITY AS x(v, ord)
+        ORDER BY x.v->>'id', x.ord
+      ) d
+      WHERE o.id = d.v->>'id' AND o.status <> 'done'
+      RETURNING d.by_row)
+    SELECT count(*) FILTER (WHERE upd.by_row) INTO v_rows FROM upd;
+    IF v_rows < v_byrows THEN
+      RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an outcome''s row was finished concurrently';
+    END IF;
   END IF;
 
   -- 7. Every applied commit's answer, in one statement: the commits of v_go are those with a base

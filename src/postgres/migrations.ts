@@ -129,6 +129,11 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 8, sql: (t) => commitJsonFunctionSql(t) },
   // The set path in fewer passes: the guards in one scan of the batch, no per-commit joins.
   { version: 9, sql: (t) => commitJsonFunctionSql(t) },
+  // A final outcome whose row its consumer holds is recorded by the row's done transition, not an inbox row.
+  {
+    version: 10,
+    sql: (t) => commitFunctionSql(t, { checkEffectKeys: "without-trace", keyLookups: true }) + commitJsonFunctionSql(t),
+  },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

@@ -6,7 +6,8 @@ import {
 } from "../base/errors.js";
 import { effectKeyReuse } from "../journal/effect-key-reuse.js";
 import { appendedRecords, type EncodedCommit } from "../journal/encode.js";
-import type { CommitResult } from "../journal/types.js";
+import { holdsOutcomeRow } from "../journal/outcome-record.js";
+import type { CommitResult, OutboxCategory } from "../journal/types.js";
 import { isUniqueViolation } from "./errors.js";
 import type { Sql } from "./sql.js";
 
@@ -17,7 +18,8 @@ import type { Sql } from "./sql.js";
  * effect keys), and as few statements as can tell them:
  * - the version is read (one indexed max);
  * - the inbox row is inserted with ON CONFLICT DO NOTHING: not inserted is the duplicate, and it
- *   comes before any write of the commit, so that refusal needs no rollback either;
+ *   comes before any write of the commit, so that refusal needs no rollback either; a final outcome
+ *   whose row the consumer holds reads that row instead (done is the duplicate; see `InboxEntry`);
  * - the checkpoint is read;
  * - outbox rows are inserted with ON CONFLICT DO NOTHING before the events; the held row is read
  *   and compared only for an effect row that was not inserted (a key requested again).
@@ -41,11 +43,16 @@ export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { resu
     throw new VersionConflictError(c.stream, c.expectedVersion, current);
   }
   if (c.inbox) {
-    const stored = sql
-      .stmt("INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-      .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
-    if (stored.changes === 0) throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
-    mark.written = true;
+    // A final outcome whose row the consumer holds: the row's done transition (below) is the record.
+    const held = c.inbox.outcomeOf === undefined ? undefined : heldOutcomeRow(sql, c.inbox.outcomeOf, c.inbox.consumer);
+    if (held?.status === "done") throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
+    if (!held) {
+      const stored = sql
+        .stmt("INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
+      if (stored.changes === 0) throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
+      mark.written = true;
+    }
   }
   if (c.checkpoint?.expected !== undefined) {
     const { consumer, source, expected } = c.checkpoint;
@@ -56,6 +63,14 @@ export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { resu
     if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
   }
   return applyWrites(sql, c, current, mark);
+}
+
+/** The outbox row a final outcome finishes, when `consumer` holds it (see `holdsOutcomeRow`). */
+function heldOutcomeRow(sql: Sql, id: string, consumer: string): { status: string } | undefined {
+  const row = sql.stmt("SELECT stream, category, status FROM outbox WHERE id = ?").get(id) as
+    | { stream: string; category: OutboxCategory; status: string }
+    | undefined;
+  return holdsOutcomeRow(row, consumer) ? row : undefined;
 }
 
 /** An effect row whose key was already held (not inserted): its reuse error, if the request differs. */

@@ -37,6 +37,8 @@ interface CommitSpec {
   outbox: { id: string; category: OutboxCategory; stream: string; delay: number; payload: unknown }[];
   outboxDone: { id: string; outcome: string; result: unknown }[];
   inbox: { consumer: string; messageId: string; reply: unknown } | undefined;
+  /** A final outcome of row `id` recorded by `consumer` (InboxEntry.outcomeOf), in place of `inbox`. */
+  outcome: { consumer: string; id: string } | undefined;
   checkpoint: { consumer: string; source: string; version: number; expected?: number } | undefined;
   park: { consumer: string; source: string; version: number; message: unknown }[];
   unpark: { consumer: string; source: string; version: number }[];
@@ -92,6 +94,9 @@ const commitSpec: fc.Arbitrary<CommitSpec> = fc.record({
     fc.record({ consumer: fc.constantFrom(...CONSUMERS), messageId: fc.constantFrom(...MESSAGES), reply: json }),
     { nil: undefined },
   ),
+  outcome: fc.option(fc.record({ consumer: fc.constantFrom("s/0", "s/1"), id: fc.constantFrom(...OUTBOX_IDS) }), {
+    nil: undefined,
+  }),
   checkpoint: fc.option(
     fc.record(
       {
@@ -212,8 +217,17 @@ function buildCommit(spec: CommitSpec, current: number, now: number, nextEventId
       payload: o.payload,
       notBefore: now + o.delay,
     })),
-    outboxDone: spec.outboxDone,
-    inbox: spec.inbox,
+    outboxDone: spec.outcome
+      ? [{ id: spec.outcome.id, outcome: "completed", result: { now } }, ...spec.outboxDone]
+      : spec.outboxDone,
+    inbox: spec.outcome
+      ? {
+          consumer: spec.outcome.consumer,
+          messageId: `${spec.outcome.id}#outcome`,
+          reply: null,
+          outcomeOf: spec.outcome.id,
+        }
+      : spec.inbox,
     checkpoint: spec.checkpoint,
     park: spec.park,
     unpark: spec.unpark,
@@ -243,6 +257,9 @@ async function snapshotState(j: Journal): Promise<unknown> {
   state.streams = await j.listStreams("s/");
   state.outbox = withoutSeq(await j.listOutbox());
   for (const c of CONSUMERS) for (const m of MESSAGES) state[`inbox ${c} ${m}`] = await j.getInbox(c, m);
+  for (const c of ["s/0", "s/1"]) {
+    for (const id of OUTBOX_IDS) state[`inbox ${c} ${id}#outcome`] = await j.getInbox(c, `${id}#outcome`);
+  }
   for (const s of SOURCES) state[`checkpoint ${s}`] = await j.getCheckpoint("k", s);
   state.parked = await j.listParked("k");
   state.dead = await j.listDeadLetters();

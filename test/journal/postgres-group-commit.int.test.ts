@@ -12,7 +12,12 @@ import type { Commit } from "../../src/journal/types.js";
 import { commitJson } from "../../src/postgres/commit-batch.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import { tables } from "../../src/postgres/tables.js";
-import { holdInboxKey as holdKey, terminateWaitingBatch } from "../support/pg-batch-faults.js";
+import {
+  finishOutboxRow,
+  holdInboxKey as holdKey,
+  terminateWaitingBatch,
+  waitForWaitingBatch,
+} from "../support/pg-batch-faults.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 /**
@@ -95,6 +100,52 @@ describe.skipIf(!service.available)(
         await pool.end();
       }
     });
+
+    for (const path of ["per-commit", "set"] as const) {
+      it(`answers a duplicate, writing nothing, for an outcome whose row another transaction finishes meanwhile (${path} path)`, async () => {
+        const name = `oncely-test-outcome-${path}-${process.pid}-${Date.now()}`;
+        const pool = new pg.Pool({ connectionString: PG_URL, max: 2, application_name: name });
+        const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
+        const id = `raced-${path}`;
+        const stream = `order/${id}`;
+        await journal.commit({
+          outbox: [{ id, category: "effect", kind: "charge", stream, payload: {}, notBefore: 1 }],
+          now: 1,
+        });
+        // Another process's outcome for the same row, not yet committed: this commit's read of the
+        // row must wait for it (per-commit path), or its done update must find the row finished
+        // and leave the commit to the per-commit path (set path, whose guards read "not done").
+        const other = await finishOutboxRow(`"${schema}"`, id);
+        try {
+          const settled = Promise.allSettled([
+            journal.commit({
+              stream,
+              events: [{ eventId: `${id}-${Math.random()}`, type: "Charged", data: {} }],
+              outboxDone: [{ id, outcome: "completed", result: { by: "batch" } }],
+              inbox: { consumer: stream, messageId: `${id}#outcome`, reply: null, outcomeOf: id },
+              now: 2,
+            }),
+            ...(path === "set" ? [journal.commit(order(700))] : []),
+          ]);
+          await waitForWaitingBatch(name, "the batch to wait on the row");
+          await other.commit();
+          const [outcome, placed] = await settled;
+          expect(outcome?.status === "rejected" && outcome.reason).toBeInstanceOf(DuplicateMessageError);
+          if (path === "set") {
+            expect(placed?.status).toBe("fulfilled");
+            expect(await journal.streamVersion("order/700")).toBe(1);
+          }
+          expect(journal.groupCommitStats.largest).toBe(path === "set" ? 2 : 1);
+          expect(await journal.streamVersion(stream)).toBe(0);
+          expect(await journal.getOutbox(id)).toMatchObject({ status: "done", result: {} });
+          expect(await journal.getInbox(stream, `${id}#outcome`)).toBeUndefined();
+        } finally {
+          await other.rollback().catch(() => {});
+          await journal.close();
+          await pool.end();
+        }
+      });
+    }
 
     it("applies a batch of many commits in one statement, each with its own result", async () => {
       // One batch of everything queued: the burst is not spread (the next test covers spreading).
