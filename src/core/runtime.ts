@@ -8,6 +8,7 @@ import {
   VersionConflictError,
 } from "../base/errors.js";
 import { assertStorableText } from "../base/storable-text.js";
+import { holdsOutcomeRow } from "../journal/outcome-record.js";
 import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
@@ -334,16 +335,28 @@ export class Runtime {
     messageId: string,
     outcome: RoutedOutcome | undefined,
   ): Promise<SendResult | undefined> {
-    const prior = await this.journal.getInbox(address, messageId);
+    const prior = await this.recordOf(address, messageId, outcome);
     if (!prior) return undefined;
     this.stats.duplicates++;
     actorMetrics(this.metrics, definition.type).duplicates.inc();
-    // A final outcome already recorded, for a row that is not done: its done row was pruned and
+    // A final outcome recorded in the inbox, for a row that is not done: its done row was pruned and
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
-    const done = outcome ? finalOutcome(outcome) : undefined;
+    const done = outcome && !prior.byRow ? finalOutcome(outcome) : undefined;
     if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
     const activation = await this.activate(definition, address);
     return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
+  }
+
+  /**
+   * The record of a message this actor already handled: its inbox row, or for a final outcome the
+   * done row it finished (`InboxEntry.outcomeOf`), which keeps no reply.
+   */
+  private async recordOf(address: string, messageId: string, outcome: RoutedOutcome | undefined) {
+    const inbox = await this.journal.getInbox(address, messageId);
+    if (inbox || !outcome || messageId !== outcomeMessageId(outcome)) return inbox && { ...inbox, byRow: false };
+    const done = finalOutcome(outcome);
+    const row = done && (await this.journal.getOutbox(done.id));
+    return row && holdsOutcomeRow(row, address) && row.status === "done" ? { reply: null, byRow: true } : undefined;
   }
 
   private buildCommit(
@@ -442,7 +455,19 @@ export class Runtime {
       })),
       outbox,
       outboxDone: done ? [done] : undefined,
-      inbox: messageId === undefined ? undefined : { consumer: address, messageId, reply: decision.reply ?? null },
+      inbox:
+        messageId === undefined
+          ? undefined
+          : {
+              consumer: address,
+              messageId,
+              reply: decision.reply ?? null,
+              // The outcome's own row records it (its done transition), when nothing else must be kept.
+              outcomeOf:
+                done && context.outcome && messageId === outcomeMessageId(context.outcome) && decision.reply == null
+                  ? done.id
+                  : undefined,
+            },
       snapshot:
         snapshotDue && policy
           ? { version: context.nextVersion, schemaVersion: policy.schemaVersion, state: context.nextState }

@@ -156,6 +156,52 @@ for (const backend of backends) {
       await audit(world, provider, orders);
     });
 
+    it("a process stalls in its handed-over handlers past the lease: another takes them over and records each outcome; the stalled one's outcomes, one batch later, are each answered from the done row", async () => {
+      const store = await backend.fresh(`stalled_${process.pid}`);
+      const journal = await store.open();
+      const otherJournal = backend.name === "postgres" ? await store.open() : journal;
+      const provider = new FakePaymentProvider(true);
+      // The other process has a clock of its own: the stalled one's time (and its calls' timeout) stands still.
+      const handlers = [paymentHandler(provider)];
+      const world = new World(journal, [paymentActor], handlers, { pollIntervalMs: 1e9, concurrency: ORDERS });
+      const stalled = world.node;
+      stalled.dispatcher.start();
+      let release = () => {};
+      provider.holdEvery = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const orders = orderIds("stalled");
+      await warm(world, orders);
+      await Promise.all(orders.map((order) => place(world, order)));
+      await vi.waitFor(() => expect(provider.calls).toHaveLength(ORDERS));
+      expect(stalled.dispatcher.stats.handedOver).toBe(ORDERS);
+      provider.holdEvery = undefined;
+
+      // Another process, once the leases ran out: it runs each effect (the provider answers from its
+      // dedup) and records each outcome by marking the row done.
+      const other = new World(otherJournal, [paymentActor], handlers, { pollIntervalMs: 1e9 });
+      other.clock.set(world.clock.now() + stalled.dispatcher.leaseMs + 1);
+      await other.drain();
+      await audit(world, provider, orders);
+
+      // The stalled calls answer now, together: their outcomes travel in one batch, each a duplicate.
+      const before = (journal as unknown as { groupCommitStats: { batches: number } }).groupCommitStats.batches;
+      release();
+      await vi.waitFor(() => expect(stalled.dispatcher.stats.completed).toBe(ORDERS));
+      await stalled.dispatcher.stop();
+      expect(stalled.runtime.stats.duplicates).toBe(ORDERS);
+      expect(largestBatch(journal)).toBeGreaterThanOrEqual(ORDERS);
+      expect(
+        (journal as unknown as { groupCommitStats: { batches: number } }).groupCommitStats.batches,
+      ).toBeGreaterThan(before);
+      await audit(world, provider, orders);
+      for (const order of orders) {
+        expect(await journal.getOutbox(paymentKey(order))).toMatchObject({ status: "done", outcome: "completed" });
+        // The row was the record: no inbox row beside it.
+        expect(await journal.getInbox(`order/${order}`, `${paymentKey(order)}#outcome`)).toBeUndefined();
+      }
+    });
+
     if (backend.name === "postgres") {
       it("the connection is lost during a batch's COMMIT: every commit of it is ambiguous, each retry with its own message id lands once", async () => {
         const store = await backend.fresh(`lost_${process.pid}`);

@@ -1,3 +1,4 @@
+import { outcomeRecorded } from "../../journal/outcome-record.js";
 import type { ClaimOptions, Commit, Journal, OutboxUpdate } from "../../journal/types.js";
 
 /**
@@ -37,8 +38,9 @@ export function unexercised(counts: Record<string, number>): CoverageKind[] {
 /**
  * A journal view that counts snapshot recoveries, lease takeovers and parked releases as the
  * process under simulation goes through them (the invariants' own reads go around it), and
- * reports an outbox update that landed without the lease, and an effect started again under a
- * claim taken after its outcome was committed.
+ * reports an outbox update that landed without the lease, an effect or message marked done by a
+ * worker's update instead of its owner's commit, and an effect started again under a claim taken
+ * after its outcome was committed.
  */
 export function observeCoverage(
   journal: Journal,
@@ -52,8 +54,17 @@ export function observeCoverage(
     // was claimed again) must not land a write on the row. With a provider that dedups, nothing
     // else would show it, yet the same worker would then call a provider that does not.
     async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number) {
-      const holder = (await journal.getOutbox(id))?.leaseOwner;
+      const before = await journal.getOutbox(id);
+      const holder = before?.leaseOwner;
       const landed = await journal.updateOutbox(id, owner, update, now);
+      // An effect's or a message's done transition is its owner's record of the outcome
+      // (InboxEntry.outcomeOf): only the owner's commit may write it, never a worker's update.
+      if (landed && update.status === "done" && before && before.category !== "event") {
+        violation(
+          "outcome-recorded-once-and-true",
+          `${owner} marked ${before.category} ${id} done outside its owner's commit`,
+        );
+      }
       if (landed && holder !== owner) {
         violation(
           "lease-fencing",
@@ -85,7 +96,7 @@ export function observeCoverage(
       // Read before the claim, so an outcome committed while the claim runs is not counted.
       const finished = new Set<string>();
       for (const row of open) {
-        if (row.category === "effect" && (await journal.getInbox(row.stream, `${row.id}#outcome`)))
+        if (row.category === "effect" && (await outcomeRecorded(journal, row.stream, row.id, `${row.id}#outcome`)))
           finished.add(row.id);
       }
       const rows = await journal.claimOutbox(options);

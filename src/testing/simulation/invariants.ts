@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { parseAddress } from "../../core/address.js";
 import { silentLogger } from "../../core/logger.js";
 import { recover } from "../../core/recovery.js";
+import { outcomeRecorded } from "../../journal/outcome-record.js";
 import type { Invariant, SimWorld } from "./world.js";
 
 /**
@@ -22,8 +23,8 @@ export const outcomeMatchesProvider: Invariant = {
         problems.push(`effect ${row.id} never finished (status ${row.status})`);
         continue;
       }
-      const inbox = await world.journal.getInbox(row.stream, `${row.id}#outcome`);
-      if (!inbox) problems.push(`effect ${row.id} is done but its outcome was never recorded in ${row.stream}`);
+      const recorded = await outcomeRecorded(world.journal, row.stream, row.id, `${row.id}#outcome`);
+      if (!recorded) problems.push(`effect ${row.id} is done but its outcome was never recorded in ${row.stream}`);
       if (!provider) continue;
       const performed = provider.performedFor(row.id);
       if (row.outcome === "completed") {
