@@ -1071,7 +1071,14 @@ export function journalConformance(
       });
 
       it("gives each outcome of a batch its own fate", async () => {
-        await j.commit({ outbox: ["a", "b", "c"].map((id) => outboxRow(id, { stream: `order/${id}` })), now: T0 });
+        await j.commit({
+          outbox: [
+            ...["a", "b", "c"].map((id) => outboxRow(id, { stream: `order/${id}` })),
+            outboxRow("d", { stream: "order/other" }),
+            outboxRow("e", { stream: "order/e", category: "event" }),
+          ],
+          now: T0,
+        });
         const of = (id: string, tag: string) =>
           outcome(id, tag, {
             stream: `order/${id}`,
@@ -1086,12 +1093,23 @@ export function journalConformance(
           j.commit(of("c", "c2")),
         ]);
         expect(settled.map((s) => s.status)).toEqual(["rejected", "fulfilled", "fulfilled", "fulfilled", "rejected"]);
+        expect(await j.getInbox("order/b", "b#outcome")).toBeUndefined();
         for (const i of [0, 4]) {
           expect((settled[i] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateMessageError);
         }
         expect([await tags("order/a"), await tags("order/b"), await tags("order/c")]).toEqual([["a1"], ["b1"], ["c1"]]);
         expect((await j.getOutbox("c"))?.result).toEqual({ tag: "c1" });
         expect(await j.getInbox("order/x", "x:msg")).toMatchObject({ reply: { ok: "x" } });
+        // Rows their consumer does not hold (another stream's, an event's), beside one it holds and
+        // no duplicate: the first two are recorded in the inbox, the third by its row.
+        await j.commit({ outbox: [outboxRow("f", { stream: "order/f" })], now: T0 });
+        const mixed = await Promise.allSettled([of("d", "d1"), of("e", "e1"), of("f", "f1")].map((c) => j.commit(c)));
+        expect(mixed.map((s) => s.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+        for (const id of ["d", "e"]) {
+          expect(await j.getInbox(`order/${id}`, `${id}#outcome`)).toMatchObject({ reply: null });
+        }
+        expect(await j.getInbox("order/f", "f#outcome")).toBeUndefined();
+        expect((await j.getOutbox("f"))?.status).toBe("done");
       });
 
       it("lets exactly one of two writers racing with the same outcome record it, every round", async () => {

@@ -22,9 +22,13 @@ import type { Tables } from "./tables.js";
  *  - effect key reuse: the rows already holding a commit's effect keys are compared with its rows;
  *  - duplicate message id: the inbox rows are inserted first, ON CONFLICT DO NOTHING, and a commit
  *    whose row was not inserted is a duplicate (nothing else of it is written). Since migration 10
- *    a final outcome whose row its consumer holds (InboxEntry.outcomeOf) writes no inbox row: the
- *    row read in the guards' scan is the record, done answering the duplicate, and the done update
- *    must then find it still not done (else the fallback answers it).
+ *    a final outcome naming its row (InboxEntry.outcomeOf) writes no inbox row and reads nothing
+ *    first: the set path assumes its consumer holds the row and the row is not done (the common
+ *    case, by far), and the done update checks it, row by row. A row found done (a duplicate),
+ *    absent (pruned) or not held by the consumer fails the assumption, and the whole batch takes
+ *    the fallback, which answers each commit exactly (a duplicate, or the inbox row). Measured
+ *    against reading each row's status in the guards' scan instead: 2.5-3% less server CPU per
+ *    batch, the same statements replayed into both schemas alternately.
  * What the guards cannot see is another transaction racing on the same keys (an append to the same
  * stream, an event id already used, an effect key inserted concurrently with another request): the
  * insert then raises or the check after it fails, the whole set path rolls back (its one
@@ -96,18 +100,17 @@ BEGIN
     coalesce(array_agg(x.ord ORDER BY x.ord) FILTER (WHERE x.taken AND x.refused IS NULL), '{}'),
     array_agg(x.refused ORDER BY x.ord),
     coalesce(array_agg(x.ord ORDER BY x.ord) FILTER (WHERE x.is_update AND NOT x.is_later), '{}'),
-    array_agg(x.held IS NOT NULL ORDER BY x.ord),
-    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.held IS NOT NULL),
-    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.j->'inbox' IS NOT NULL AND x.held IS NULL),
+    array_agg(x.by_row ORDER BY x.ord),
+    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.by_row),
+    count(*) FILTER (WHERE x.taken AND x.refused IS NULL AND x.j->'inbox' IS NOT NULL AND NOT x.by_row),
     coalesce(sum(jsonb_array_length(x.j->'outbox')) FILTER (WHERE x.taken AND x.refused IS NULL), 0),
     coalesce(sum(jsonb_array_length(x.j->'done')) FILTER (WHERE x.taken AND x.refused IS NULL), 0)
   INTO v_base, v_go, results, v_upd, v_byrow, v_byrows, v_inboxes, v_outboxes, v_dones
   FROM (
-    SELECT tk.ord, tk.j, tk.taken, tk.is_update, tk.is_later, tk.cur, tk.held,
+    SELECT tk.ord, tk.j, tk.taken, tk.is_update, tk.is_later, tk.cur, coalesce(tk.taken AND tk.j->'inbox' ? 'outcome_of', false) AS by_row,
       CASE WHEN NOT tk.taken THEN NULL
       WHEN tk.j->>'expected' IS NOT NULL AND (tk.j->>'expected')::integer <> tk.cur
         THEN jsonb_build_object('conflict', tk.cur)::text
-      WHEN tk.held = 'done' THEN '{"duplicate": true}'
       ELSE (
         SELECT jsonb_build_object('reused', o.id, 'held', jsonb_build_object('stream', o.stream, 'kind', o.kind,
           'payload', o.payload))::text
@@ -118,10 +121,7 @@ BEGIN
       END AS refused
     FROM (
       SELECT c.ord, c.j, c.taken, c.is_update, c.is_later,
-        CASE WHEN c.taken THEN (SELECT coalesce(max(e.version), 0) FROM ${t.events} e WHERE e.stream = c.j->>'stream') END AS cur,
-        CASE WHEN c.taken AND c.j#>>'{inbox,outcome_of}' IS NOT NULL THEN (
-          SELECT o.status FROM ${t.outbox} o WHERE o.id = c.j#>>'{inbox,outcome_of}'
-            AND o.stream = c.j#>>'{inbox,consumer}' AND o.category <> 'event') END AS held
+        CASE WHEN c.taken THEN (SELECT coalesce(max(e.version), 0) FROM ${t.events} e WHERE e.stream = c.j->>'stream') END AS cur
       FROM (
         SELECT u.ord::integer AS ord, u.j, u.j ? 'update' AS is_update, u.ord = ANY (v_later) AS is_later,
           coalesce(NOT u.j ? 'update' AND u.j->>'stream' IS NOT NULL AND u.j->'checkpoint' IS NULL
@@ -240,24 +240,25 @@ BEGIN
   END IF;
 
   -- 6. Rows done. Keys are distinct across the set path; within one commit the first entry wins.
-  --    A final outcome recorded by its row (v_byrow) must find the row still not done: another
-  --    transaction that finished it since step 2 makes this commit a duplicate, which the fallback
-  --    answers per commit.
+  --    A final outcome recorded by its row (v_byrow) must find the row held by its consumer and
+  --    still not done: a duplicate (the row done, maybe by a transaction racing this one), a row
+  --    pruned or another's leaves the whole batch to the fallback, which answers each exactly.
   IF v_dones > 0 THEN
     WITH upd AS (
       UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>'outcome', result = d.v->'result',
         lease_owner = NULL, lease_until = NULL, updated_at = d.now
       FROM (
         SELECT DISTINCT ON (x.v->>'id') x.v, (v_c[g]->>'now')::bigint AS now,
-          v_byrow[g] AND x.v->>'id' = v_c[g]#>>'{inbox,outcome_of}' AS by_row
+          v_byrow[g] AND x.v->>'id' = v_c[g]#>>'{inbox,outcome_of}' AS by_row, v_c[g]#>>'{inbox,consumer}' AS consumer
         FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'done') WITH ORDINALITY AS x(v, ord)
         ORDER BY x.v->>'id', x.ord
       ) d
       WHERE o.id = d.v->>'id' AND o.status <> 'done'
+        AND (NOT d.by_row OR (o.stream = d.consumer AND o.category <> 'event'))
       RETURNING d.by_row)
     SELECT count(*) FILTER (WHERE upd.by_row) INTO v_rows FROM upd;
     IF v_rows < v_byrows THEN
-      RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an outcome''s row was finished concurrently';
+      RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an outcome''s row was not open and held by its consumer';
     END IF;
   END IF;
 
