@@ -286,6 +286,29 @@ describe("demo audit", () => {
     expect(check?.violations.length).toBeGreaterThan(0);
   });
 
+  it("owes a cancelled order refused out of stock at most one stock mail: a refusal after the cancel is not announced", () => {
+    const refusedAfterCancel = (i: AuditInput, mails: number) => {
+      i.ledgers.warehouse.stockouts.push({
+        idempotencyKey: "order:C:picklist",
+        orderId: "C",
+        lines: [],
+        reason: "out of stock",
+        at,
+      });
+      for (let n = 0; n < mails; n++) {
+        i.ledgers.email.emails.push({
+          ...mail("C", "confirmation-email", `m-C-stock-${n}`),
+          idempotencyKey: n === 0 ? "order:C:stock-email" : `order:C:stock-email:${n + 1}`,
+          template: "order-out-of-stock",
+        });
+      }
+      return audit(i).violated;
+    };
+    expect(refusedAfterCancel(clean(), 0)).toEqual([]);
+    expect(refusedAfterCancel(clean(), 1)).toEqual([]);
+    expect(refusedAfterCancel(clean(), 2)).toEqual(["one-stock-mail-per-short-or-refused-order"]);
+  });
+
   it("passes a short shipment refunded once, exactly the missing lines (at the order's prices), with one stock mail", () => {
     const input = clean();
     shortShipped(input);
