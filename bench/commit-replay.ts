@@ -33,7 +33,7 @@ async function keepCommits(options: WorkflowOptions): Promise<{ kept: Kept[]; ra
   const stop = watchSql(pg.Client, (text, args) => {
     if (!text.startsWith("SELECT") || !COMMIT_CALL.test(text)) return;
     const values = [...((args[0] as { values?: unknown[] }).values ?? [])];
-    const batch = text.includes("oncely_commit_json");
+    const batch = /oncely_commit_(json|keyed)/.test(text);
     kept.push({ text, values, commits: batch ? (JSON.parse(String(values[0])) as unknown[]).length : 1 });
   });
   try {

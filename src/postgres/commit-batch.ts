@@ -13,8 +13,10 @@ import {
   type JournalWrite,
   type OutboxWrite,
   type WriteAnswer,
+  writeKeys,
 } from "../journal/encode.js";
 import type { BatchOutcome } from "../journal/group-commit.js";
+import type { CommitResult } from "../journal/types.js";
 import { mapPgError } from "./errors.js";
 import { prepared } from "./prepared.js";
 import type { Queryable } from "./sql.js";
@@ -22,9 +24,10 @@ import type { Tables } from "./tables.js";
 
 /**
  * The client half of group commit on PostgreSQL: each commit becomes one JSON text (values that
- * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit_json` as ONE
- * JSON array text in ONE statement outside an explicit transaction, and the answer comes back as one
- * JSON array, one result per commit.
+ * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit_keyed`
+ * (commit-json-function.ts) as ONE JSON array text in ONE statement outside an explicit transaction,
+ * with the positions of the commits that share a key with an earlier one, and the answer comes back
+ * as one JSON text: a result per commit, and the seqs of the outbox rows the set path inserted.
  *
  * The texts are built by concatenation, not by joining arrays of pieces: V8 keeps a concatenation
  * as a rope and copies each byte once, when the statement is sent, where every level of joins
@@ -193,6 +196,8 @@ export function outboxWriteJson(w: OutboxWrite): string {
 interface FunctionResult {
   status?: string | null;
   version?: number;
+  /** The keyed function's answer for a commit the set path applied: its stream's version before it. */
+  base?: number;
   inserted?: [string, number | string][];
   conflict?: number;
   checkpoint?: number;
@@ -219,28 +224,65 @@ export async function commitBatch(
   const lone = writes.length === 1;
   const result = await q.query(
     lone
-      ? prepared(`SELECT '[' || (${t.commitFunction}(ARRAY[$1::text], $2))[1] || ']' AS r`, [
+      ? prepared(`SELECT '{"results": [' || (${t.commitFunction}(ARRAY[$1::text], $2))[1] || ']}' AS r`, [
           texts(writes[0] as JournalWrite),
           t.channel,
         ])
-      : prepared(`SELECT ${t.commitJsonFunction}($1::text, $2) AS r`, [arr(writes, texts), t.channel]),
+      : prepared(`SELECT ${t.commitKeyedFunction}($1::text, $2::integer[], $3) AS r`, [
+          arr(writes, texts),
+          sharingKeys(writes),
+          t.channel,
+        ]),
   );
-  const answers = JSON.parse(result.rows[0].r as string) as (FunctionResult | null)[];
+  const { results: answers, seqs = {} } = JSON.parse(result.rows[0].r as string) as {
+    results: (FunctionResult | null)[];
+    seqs?: Record<string, number | string>;
+  };
   return writes.map((w, index) => {
     const answer = answers[index];
     // A batch answered short would be a server-side bug; each commit left without an answer says so.
     return answer
-      ? outcomeOf(w, answer)
+      ? outcomeOf(w, answer, seqs)
       : { error: new Error("group commit: the store answered no result for this commit") };
   });
 }
 
-function outcomeOf(w: JournalWrite, r: FunctionResult): BatchOutcome<WriteAnswer> {
+/**
+ * The positions (1-based) of the writes that share a key with an earlier write of the batch: the
+ * keyed function leaves them to its per-commit path, after the others, in batch order. The keys are
+ * those group commit already orders writes by (`writeKeys`).
+ */
+function sharingKeys(writes: JournalWrite[]): number[] {
+  const seen = new Set<string>();
+  const later: number[] = [];
+  writes.forEach((w, index) => {
+    const keys = writeKeys(w);
+    if (keys.some((k) => seen.has(k))) later.push(index + 1);
+    for (const k of keys) seen.add(k);
+  });
+  return later;
+}
+
+/** A commit the set path applied at `base`: its version, and the outbox rows it inserted (by seq). */
+function applied(c: EncodedCommit, base: number, seqs: Record<string, number | string>): CommitResult {
+  const inserted = [...new Set(c.outbox.map((row) => row.id))]
+    .filter((id) => seqs[id] !== undefined)
+    .map((id) => ({ id, seq: Number(seqs[id]) }))
+    .sort((a, b) => a.seq - b.seq);
+  return { version: base + c.events.length, events: appendedRecords(c, base), inserted };
+}
+
+function outcomeOf(
+  w: JournalWrite,
+  r: FunctionResult,
+  seqs: Record<string, number | string>,
+): BatchOutcome<WriteAnswer> {
   if (isOutboxWrite(w)) {
     if (r.status === undefined) return { error: serverError(r.error ?? "outbox update failed", r.code) };
     return { ok: { status: r.status ?? undefined } };
   }
   const c = w;
+  if (r.base !== undefined) return { ok: applied(c, r.base, seqs) };
   if (r.version !== undefined) {
     const version = r.version;
     return {

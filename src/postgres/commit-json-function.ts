@@ -19,10 +19,21 @@ import type { Tables } from "./tables.js";
  * it is split as json instead, which keeps each commit's text as sent, and every commit goes through
  * `oncely_commit`, where only the one holding the NUL byte fails. A lone commit skips the set path:
  * its fixed cost (a statement per table, even when empty) is more than one subtransaction.
+ *
+ * Migration 10, `keyed`: `oncely_commit_keyed(commits text, later integer[], channel text)` is the
+ * same with two steps of the set path moved to the client, which already knows both: `later` names
+ * the commits sharing a key (stream, inbox key, outbox id) with an earlier one (`writeKeys`), and an
+ * applied commit is answered `{"base": version before it}` with the inserted rows' seqs once for the
+ * batch, `{"results": [...], "seqs": {id: seq}}`, from which the client builds each answer. The
+ * unkeyed function stays for clients of the previous version during a rolling upgrade.
  */
-export const commitJsonFunctionSql = (t: Tables): string => `
-${commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false })}
-CREATE OR REPLACE FUNCTION ${t.commitJsonFunction}(p_commits text, p_channel text) RETURNS text
+export const commitJsonFunctionSql = (t: Tables, options: { keyed?: boolean } = {}): string => `
+${commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false, keyed: options.keyed === true })}
+CREATE OR REPLACE FUNCTION ${
+  options.keyed
+    ? `${t.commitKeyedFunction}(p_commits text, p_later integer[], p_channel text)`
+    : `${t.commitJsonFunction}(p_commits text, p_channel text)`
+} RETURNS text
 LANGUAGE plpgsql AS $oncely$
 DECLARE
   v_c jsonb[];
@@ -31,18 +42,22 @@ DECLARE
   v_results text[];
   v_notify boolean := false;
   v_rest integer[];
-  v_each text[];
+  v_each text[];${options.keyed ? "\n  v_seqs jsonb := '{}';" : ""}
 BEGIN
   -- One subtransaction for the parse and the whole set path: an error in either rolls all of it
   -- back (variables keep what was assigned), and the commits left unanswered go one at a time.
   BEGIN
     v_c := ARRAY(SELECT e FROM jsonb_array_elements(p_commits::jsonb) AS e);
     IF cardinality(v_c) > 1 THEN
-      SELECT s.results, s.notify INTO v_results, v_notify FROM ${t.commitSetFunction}(v_c) s;
+      ${
+        options.keyed
+          ? `SELECT s.results, s.notify, s.seqs INTO v_results, v_notify, v_seqs FROM ${t.commitSetKeyedFunction}(v_c, p_later) s;`
+          : `SELECT s.results, s.notify INTO v_results, v_notify FROM ${t.commitSetFunction}(v_c) s;`
+      }
     END IF;
   EXCEPTION WHEN OTHERS THEN
     v_results := NULL;
-    v_notify := false;
+    v_notify := false;${options.keyed ? "\n    v_seqs := '{}';" : ""}
   END;
   IF v_c IS NULL THEN
     v_texts := ARRAY(SELECT x::text FROM json_array_elements(p_commits::json) AS x);
@@ -53,7 +68,11 @@ BEGIN
   END IF;
   v_rest := ARRAY(SELECT i FROM generate_series(1, v_n) AS i WHERE v_results[i] IS NULL ORDER BY i);
 ${perCommitRestSql(t, "coalesce(v_texts[i], v_c[i]::text)")}
-  RETURN '[' || array_to_string(v_results, ',', 'null') || ']';
+  ${
+    options.keyed
+      ? `RETURN '{"results": [' || array_to_string(v_results, ',', 'null') || '], "seqs": ' || v_seqs::text || '}';`
+      : `RETURN '[' || array_to_string(v_results, ',', 'null') || ']';`
+  }
 END
 $oncely$;
 `;

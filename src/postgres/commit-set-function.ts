@@ -46,11 +46,50 @@ import type { Tables } from "./tables.js";
  * on one connection), three runs each, before and after alternating: server CPU per 50-commit
  * batch 3.02–3.08 ms before, 2.69–2.77 ms after; wall per batch (mean) 3.35–3.54 ms, 3.05–3.13 ms.
  */
+/** Step 1 computed by the server, for a client that does not name the commits sharing a key. */
+const LATER_SQL = `  v_later := ARRAY(
+    SELECT DISTINCT f.ord FROM (
+      SELECT k.ord, min(k.ord) OVER (PARTITION BY k.k) AS first FROM (
+        SELECT c.ord, 's' || (c.j->>'stream') AS k FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'stream'
+        UNION ALL SELECT c.ord, 'i' || (c.j#>>'{inbox,consumer}') || chr(1) || (c.j#>>'{inbox,message_id}')
+          FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j->'inbox' IS NOT NULL
+        UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
+          jsonb_array_elements(coalesce(c.j->'outbox', '[]') || coalesce(c.j->'done', '[]')) x(v) WHERE NOT c.j ? 'update'
+        UNION ALL SELECT c.ord, 'o' || (c.j#>>'{update,id}') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'update'
+      ) k
+    ) f WHERE f.ord > f.first);
+`;
+
+/** Step 7: each applied commit's whole answer, its version and the outbox rows it inserted with their seq. */
+const ANSWERS_SQL = `  results := ARRAY(
+    SELECT CASE WHEN results[i] IS NULL AND v_base[i] IS NOT NULL
+      THEN '{"version": ' || (v_base[i] + jsonb_array_length(v_c[i]->'events')) || ', "inserted": ' || coalesce((
+        SELECT jsonb_agg(jsonb_build_array(d.id, v_seqs->d.id) ORDER BY (v_seqs->>d.id)::bigint)
+        FROM (SELECT DISTINCT x.v->>'id' AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
+        WHERE v_seqs ? d.id), '[]') || '}'
+      ELSE results[i] END
+    FROM generate_series(1, v_n) AS i ORDER BY i);
+`;
+
+/**
+ * Step 7, keyed: each applied commit's base version only, and the inserted rows' seqs once for the
+ * batch; the client, which knows each commit's events and outbox rows, builds the answers.
+ */
+const KEYED_ANSWERS_SQL = `  results := ARRAY(
+    SELECT CASE WHEN results[i] IS NULL AND v_base[i] IS NOT NULL THEN '{"base": ' || v_base[i] || '}' ELSE results[i] END
+    FROM generate_series(1, v_n) AS i ORDER BY i);
+  seqs := v_seqs;
+`;
+
 export const commitSetFunctionSql = (
   t: Tables,
-  options: { keyLookups?: boolean; input?: "text" | "jsonb"; withBatchFunction?: boolean } = {},
+  options: { keyLookups?: boolean; input?: "text" | "jsonb"; withBatchFunction?: boolean; keyed?: boolean } = {},
 ): string => `
-CREATE OR REPLACE FUNCTION ${t.commitSetFunction}(p_commits ${options.input ?? "text"}[], OUT results text[], OUT notify boolean)
+CREATE OR REPLACE FUNCTION ${
+  options.keyed
+    ? `${t.commitSetKeyedFunction}(p_commits jsonb[], p_later integer[], OUT results text[], OUT notify boolean, OUT seqs jsonb)`
+    : `${t.commitSetFunction}(p_commits ${options.input ?? "text"}[], OUT results text[], OUT notify boolean)`
+}
 LANGUAGE plpgsql ${options.keyLookups ? KEY_LOOKUP_PLANS : ""} AS $oncely$
 DECLARE
   v_c jsonb[];
@@ -74,25 +113,14 @@ DECLARE
   v_unleased boolean;
 BEGIN
   results := array_fill(NULL::text, ARRAY[v_n]);
-  notify := false;
+  notify := false;${options.keyed ? "\n  seqs := '{}';" : ""}
   IF v_n = 0 THEN RETURN; END IF;
   -- Parsed once for every statement below; a commit the server cannot parse raises (fallback).
   v_c := p_commits${options.input === "jsonb" ? "" : "::jsonb[]"};
 
   -- 1. Commits sharing a key (stream, inbox key, outbox id) with an EARLIER commit of the batch:
   --    left to the per-commit path, which runs them after the set path, in batch order.
-  v_later := ARRAY(
-    SELECT DISTINCT f.ord FROM (
-      SELECT k.ord, min(k.ord) OVER (PARTITION BY k.k) AS first FROM (
-        SELECT c.ord, 's' || (c.j->>'stream') AS k FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'stream'
-        UNION ALL SELECT c.ord, 'i' || (c.j#>>'{inbox,consumer}') || chr(1) || (c.j#>>'{inbox,message_id}')
-          FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j->'inbox' IS NOT NULL
-        UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
-          jsonb_array_elements(coalesce(c.j->'outbox', '[]') || coalesce(c.j->'done', '[]')) x(v) WHERE NOT c.j ? 'update'
-        UNION ALL SELECT c.ord, 'o' || (c.j#>>'{update,id}') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'update'
-      ) k
-    ) f WHERE f.ord > f.first);
-
+  ${options.keyed ? "-- Named by the client (see commit-json-function.ts).\n  v_later := coalesce(p_later, '{}');\n" : LATER_SQL}
   -- 2. In ONE pass over the batch: which commits the set path takes, their stream's current
   --    version, and the guards that need no write (a version conflict or a reused effect key
   --    answers the commit here). Every aggregate is in batch order, one element per commit.
@@ -265,14 +293,7 @@ BEGIN
   -- 7. Every applied commit's answer, in one statement: the commits of v_go are those with a base
   --    version and no answer yet (a refused or duplicate commit has its answer; one left to the
   --    fallback has no base).
-  results := ARRAY(
-    SELECT CASE WHEN results[i] IS NULL AND v_base[i] IS NOT NULL
-      THEN '{"version": ' || (v_base[i] + jsonb_array_length(v_c[i]->'events')) || ', "inserted": ' || coalesce((
-        SELECT jsonb_agg(jsonb_build_array(d.id, v_seqs->d.id) ORDER BY (v_seqs->>d.id)::bigint)
-        FROM (SELECT DISTINCT x.v->>'id' AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
-        WHERE v_seqs ? d.id), '[]') || '}'
-      ELSE results[i] END
-    FROM generate_series(1, v_n) AS i ORDER BY i);
+  ${options.keyed ? KEYED_ANSWERS_SQL : ANSWERS_SQL}
 END
 $oncely$;
 ${options.withBatchFunction === false ? "" : batchFunctionSql(t)}`;

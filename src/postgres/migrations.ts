@@ -129,10 +129,14 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 8, sql: (t) => commitJsonFunctionSql(t) },
   // The set path in fewer passes: the guards in one scan of the batch, no per-commit joins.
   { version: 9, sql: (t) => commitJsonFunctionSql(t) },
-  // A final outcome whose row its consumer holds is recorded by the row's done transition, not an inbox row.
+  // A final outcome whose row its consumer holds is recorded by the row's done transition, not an inbox row;
+  // and the keyed batch function, to which the client names the commits sharing a key and which answers base versions.
   {
     version: 10,
-    sql: (t) => commitFunctionSql(t, { checkEffectKeys: "without-trace", keyLookups: true }) + commitJsonFunctionSql(t),
+    sql: (t) =>
+      commitFunctionSql(t, { checkEffectKeys: "without-trace", keyLookups: true }) +
+      commitJsonFunctionSql(t) +
+      commitJsonFunctionSql(t, { keyed: true }),
   },
 ];
 

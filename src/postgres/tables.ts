@@ -19,8 +19,11 @@ export interface Tables {
   /** The set-wise half of group commit and the function the client calls (see commit-set-function.ts). */
   commitSetFunction: string;
   commitBatchFunction: string;
-  /** The batch as one JSON text in and out (migration 8, see commit-json-function.ts): what the client calls. */
+  /** The batch as one JSON text in and out (migration 8, see commit-json-function.ts). */
   commitJsonFunction: string;
+  /** The same with the client naming the commits that share a key (migration 10): what the client calls. */
+  commitKeyedFunction: string;
+  commitSetKeyedFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
   /** The journal transport's log (migration 4) and its append function. */
@@ -58,6 +61,8 @@ export function tables(schema: string): Tables {
     commitSetFunction: `${q}.oncely_commit_set`,
     commitBatchFunction: `${q}.oncely_commit_batch`,
     commitJsonFunction: `${q}.oncely_commit_json`,
+    commitKeyedFunction: `${q}.oncely_commit_keyed`,
+    commitSetKeyedFunction: `${q}.oncely_commit_set_keyed`,
     channel: channelName("oncely_outbox", schema),
     published: `${q}.published`,
     publishFunction: `${q}.oncely_publish`,
