@@ -97,6 +97,8 @@ export * from "./effects/index.js";
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
 export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
+// Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
+export { outcomeRecorded } from "./journal/outcome-record.js";
 export { PUBLISHED_READER_SOURCE } from "./journal/published.js";
 // The journal contract (back ends implement it)
 export type * from "./journal/types.js";
