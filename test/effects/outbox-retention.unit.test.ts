@@ -3,10 +3,10 @@ import { DEFAULT_REDELIVERY_WINDOW_MS } from "../../src/base/defaults.js";
 import { InvalidInputError } from "../../src/base/errors.js";
 import { defineActor } from "../../src/core/actor.js";
 import { memoryJournal } from "../../src/journal/memory.js";
-import type { NewOutboxRow } from "../../src/journal/types.js";
 import { DEFAULT_INBOX_RETENTION_MS, InboxRetention } from "../../src/messaging/inbox-retention.js";
 import { DEFAULT_OUTBOX_RETENTION_MS, OutboxRetention, pruneOutbox } from "../../src/messaging/outbox-retention.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
+import { effectRow } from "../journal/fixtures/outbox-row.js";
 import { FakePaymentProvider, paymentHandler } from "./fixtures/fake-provider.js";
 import { paymentActor, paymentKey } from "./fixtures/payment-actor.js";
 import { World } from "./fixtures/world.js";
@@ -14,14 +14,7 @@ import { World } from "./fixtures/world.js";
 const DAY = 24 * 60 * 60_000;
 const WEEK = 7 * DAY;
 
-const row = (id: string): NewOutboxRow => ({
-  id,
-  category: "effect",
-  kind: "payment",
-  stream: "order/1",
-  payload: {},
-  notBefore: 0,
-});
+const row = (id: string) => effectRow(id);
 
 /**
  * An actor that requests its charge on every command, whatever its state: the protocol forbids

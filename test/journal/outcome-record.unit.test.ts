@@ -1,23 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { outcomeRecorded } from "../../src/index.js";
 import { memoryJournal } from "../../src/journal/memory.js";
-import type { NewOutboxRow } from "../../src/journal/types.js";
-
-const row = (id: string, over: Partial<NewOutboxRow> = {}): NewOutboxRow => ({
-  id,
-  category: "effect",
-  kind: "payment",
-  stream: "order/1",
-  payload: {},
-  notBefore: 0,
-  ...over,
-});
+import { effectRow } from "./fixtures/outbox-row.js";
 
 describe("outcomeRecorded", () => {
   it("finds an outcome recorded by its done row or by an inbox row, and nothing else", async () => {
     const journal = memoryJournal();
     await journal.commit({
-      outbox: [row("by-row"), row("by-inbox"), row("open"), row("v", { category: "event" })],
+      outbox: [effectRow("by-row"), effectRow("by-inbox"), effectRow("open"), effectRow("v", { category: "event" })],
       now: 1,
     });
     const outcome = (id: string, reply: unknown) =>
