@@ -8,7 +8,7 @@ import {
   VersionConflictError,
 } from "../base/errors.js";
 import { assertStorableText } from "../base/storable-text.js";
-import { holdsOutcomeRow } from "../journal/outcome-record.js";
+import { outcomeRecord } from "../journal/outcome-record.js";
 import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
@@ -352,11 +352,10 @@ export class Runtime {
    * done row it finished (`InboxEntry.outcomeOf`), which keeps no reply.
    */
   private async recordOf(address: string, messageId: string, outcome: RoutedOutcome | undefined) {
+    const done = outcome && messageId === outcomeMessageId(outcome) ? finalOutcome(outcome) : undefined;
+    if (done) return outcomeRecord(this.journal, address, done.id, messageId);
     const inbox = await this.journal.getInbox(address, messageId);
-    if (inbox || !outcome || messageId !== outcomeMessageId(outcome)) return inbox && { ...inbox, byRow: false };
-    const done = finalOutcome(outcome);
-    const row = done && (await this.journal.getOutbox(done.id));
-    return row && holdsOutcomeRow(row, address) && row.status === "done" ? { reply: null, byRow: true } : undefined;
+    return inbox && { reply: inbox.reply, byRow: false };
   }
 
   private buildCommit(

@@ -234,11 +234,23 @@ export function appendedRecords(encoded: EncodedCommit, fromVersion: number): Ev
   }));
 }
 
+/** Each write's keys, computed once: group commit orders batches by them, and PostgreSQL's client sends them. */
+const keysOfWrite = new WeakMap<JournalWrite, readonly string[]>();
+
 /**
  * What a write touches, for group commit with several batches in flight (`GroupCommitOptions.keysOf`):
  * writes sharing a key are applied in submit order. A NUL separates parts, since no stored text holds one.
  */
-export function writeKeys(write: JournalWrite): string[] {
+export function writeKeys(write: JournalWrite): readonly string[] {
+  let keys = keysOfWrite.get(write);
+  if (!keys) {
+    keys = keysOf(write);
+    keysOfWrite.set(write, keys);
+  }
+  return keys;
+}
+
+function keysOf(write: JournalWrite): string[] {
   if (isOutboxWrite(write)) return [`o\0${write.id}`];
   const keys: string[] = [];
   if (write.stream !== undefined) keys.push(`s\0${write.stream}`);

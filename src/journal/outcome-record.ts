@@ -10,17 +10,26 @@ export const holdsOutcomeRow = (row: Pick<OutboxRow, "stream" | "category"> | un
   row !== undefined && row.stream === consumer && row.category !== "event";
 
 /**
- * Whether `owner` recorded a final outcome for outbox row `id` under `messageId`: its inbox row,
- * or the row itself done while the owner holds it. For readers outside the commit (a duplicate's
- * answer, the simulator's invariants): the record is one or the other, never both required.
+ * The record `owner` keeps of a final outcome for outbox row `id` under `messageId`: its inbox row
+ * (with the reply it stored), or the row itself done while the owner holds it (no reply). For
+ * readers outside the commit (a duplicate's answer, the simulator's invariants).
  */
-export async function outcomeRecorded(
+export async function outcomeRecord(
   journal: Pick<Journal, "getInbox" | "getOutbox">,
   owner: string,
   id: string,
   messageId: string,
-): Promise<boolean> {
-  if (await journal.getInbox(owner, messageId)) return true;
+): Promise<{ reply: unknown; byRow: boolean } | undefined> {
+  const inbox = await journal.getInbox(owner, messageId);
+  if (inbox) return { reply: inbox.reply, byRow: false };
   const row = await journal.getOutbox(id);
-  return holdsOutcomeRow(row, owner) && row?.status === "done";
+  return holdsOutcomeRow(row, owner) && row?.status === "done" ? { reply: null, byRow: true } : undefined;
 }
+
+/** Whether `owner` recorded a final outcome for outbox row `id` under `messageId`, either way. */
+export const outcomeRecorded = async (
+  journal: Pick<Journal, "getInbox" | "getOutbox">,
+  owner: string,
+  id: string,
+  messageId: string,
+): Promise<boolean> => (await outcomeRecord(journal, owner, id, messageId)) !== undefined;

@@ -78,9 +78,9 @@ const READ_RETRIES = 3;
  *
  * Group commit: commits that arrive while batches are in flight queue up and go together as one
  * call of `oncely_commit_keyed` (one statement, one round trip, one WAL flush), applied set-wise
- * with the per-commit `oncely_commit` as fallback; each keeps its own result (see
- * commit-batch.ts, commit-json-function.ts, commit-set-function.ts and commit-function.ts). Up to 3 batches are in flight, and a burst is
- * spread over two of them; writes sharing a key keep their submit order.
+ * with the per-commit `oncely_commit` as fallback; each keeps its own result (see commit-batch.ts,
+ * commit-json-function.ts, commit-set-function.ts and commit-function.ts). Up to 3 batches are in
+ * flight, and a burst is spread over two of them; writes sharing a key keep their submit order.
  *
  * Failure window: when the connection drops during the call, `commit` rejects with
  * `StorageUnavailableError` for EVERY commit of the batch, although the batch may have committed.

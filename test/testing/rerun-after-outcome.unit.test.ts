@@ -52,3 +52,37 @@ describe("an effect started again after its outcome was committed", () => {
     expect(w.violations).toEqual([]);
   });
 });
+
+/**
+ * The simulator's check that an effect's done transition, its outcome's record (InboxEntry.outcomeOf),
+ * is written only by its owner's commit: a worker that marks the row done by an outbox update would
+ * leave an outcome no owner ever recorded, which the outcome invariant could no longer tell.
+ */
+describe("an effect marked done by a worker's update", () => {
+  async function world(category: "effect" | "event") {
+    const journal = new MemoryJournal();
+    const violations: string[] = [];
+    const observed = observeCoverage(
+      journal,
+      () => {},
+      (invariant, message) => violations.push(`${invariant}: ${message}`),
+    );
+    await journal.commit({
+      outbox: [{ id: "row-1", category, kind: "k", stream: "order:1", payload: {}, notBefore: 0 }],
+      now: 0,
+    });
+    expect(await observed.claimOutbox({ owner: "worker#1.a", now: 1, leaseMs: 1000, limit: 1 })).toHaveLength(1);
+    expect(await observed.updateOutbox("row-1", "worker#1.a", { status: "done", outcome: "completed" }, 2)).toBe(true);
+    return violations;
+  }
+
+  it("is reported for an effect", async () => {
+    expect(await world("effect")).toEqual([
+      "outcome-recorded-once-and-true: worker#1.a marked effect row-1 done outside its owner's commit",
+    ]);
+  });
+
+  it("is not reported for an event the relay marks published", async () => {
+    expect(await world("event")).toEqual([]);
+  });
+});
