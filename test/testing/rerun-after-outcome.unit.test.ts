@@ -2,6 +2,18 @@ import { describe, expect, it } from "vitest";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { observeCoverage } from "../../src/testing/simulation/coverage.js";
 
+/** A memory journal seen through the simulator's coverage view, with the violations it reports. */
+function observedJournal() {
+  const journal = new MemoryJournal();
+  const violations: string[] = [];
+  const observed = observeCoverage(
+    journal,
+    () => {},
+    (invariant, message) => violations.push(`${invariant}: ${message}`),
+  );
+  return { journal, violations, observed };
+}
+
 /**
  * The simulator's "no-rerun-after-outcome" check: an effect whose final outcome is committed must
  * not be started again by a dispatcher that claimed it after that commit (the planted bug: the
@@ -13,13 +25,7 @@ describe("an effect started again after its outcome was committed", () => {
   const stream = "order:1";
 
   async function world() {
-    const journal = new MemoryJournal();
-    const violations: string[] = [];
-    const observed = observeCoverage(
-      journal,
-      () => {},
-      (invariant, message) => violations.push(`${invariant}: ${message}`),
-    );
+    const { journal, violations, observed } = observedJournal();
     await journal.commit({
       outbox: [{ id: key, category: "effect", kind: "payment", stream, payload: { input: {} }, notBefore: 0 }],
       now: 0,
@@ -60,13 +66,7 @@ describe("an effect started again after its outcome was committed", () => {
  */
 describe("an effect marked done by a worker's update", () => {
   async function world(category: "effect" | "event") {
-    const journal = new MemoryJournal();
-    const violations: string[] = [];
-    const observed = observeCoverage(
-      journal,
-      () => {},
-      (invariant, message) => violations.push(`${invariant}: ${message}`),
-    );
+    const { journal, violations, observed } = observedJournal();
     await journal.commit({
       outbox: [{ id: "row-1", category, kind: "k", stream: "order:1", payload: {}, notBefore: 0 }],
       now: 0,
