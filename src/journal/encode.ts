@@ -1,52 +1,9 @@
 import { InvalidInputError } from "../base/errors.js";
+import type { EncodedCommit } from "./encoded-commit.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
 
-/**
- * A commit with every value already turned into JSON text. SQL back ends encode the whole commit
- * before they open a transaction, so a value JSON cannot hold (a BigInt, a cycle) fails the
- * commit with nothing written, exactly as the memory journal does.
- */
-export interface EncodedCommit {
-  stream: string | undefined;
-  expectedVersion: number | undefined;
-  now: number;
-  events: EncodedEvent[];
-  snapshot: { version: number; schemaVersion: number; state: string } | undefined;
-  outbox: {
-    id: string;
-    category: string;
-    kind: string;
-    stream: string;
-    payload: string;
-    notBefore: number;
-    /** Set when the row is inserted already leased (handed over to the committing process). */
-    leaseOwner: string | null;
-    leaseUntil: number | null;
-    /** The lease holder's first write, stored at insert (attempts 0 and result null otherwise). */
-    attempts: number;
-    result: string;
-  }[];
-  outboxDone: { id: string; outcome: string; result: string }[];
-  /** `outcomeOf`: see `InboxEntry`; undefined when the message is recorded by its inbox row alone. */
-  inbox: { consumer: string; messageId: string; reply: string; outcomeOf: string | undefined } | undefined;
-  checkpoint: { consumer: string; source: string; version: number; expected: number | undefined } | undefined;
-  park: { consumer: string; source: string; version: number; message: string }[];
-  unpark: { consumer: string; source: string; version: number }[];
-  deadLetters: {
-    id: string;
-    consumer: string;
-    messageId: string | null;
-    payload: string;
-    error: string;
-    stack: string | null;
-    attempts: number;
-    firstFailedAt: number;
-    lastFailedAt: number;
-  }[];
-  /** `doc` null deletes. */
-  documents: { collection: string; id: string; doc: string | null }[];
-}
+export type { EncodedCommit, EncodedEvent } from "./encoded-commit.js";
 
 /**
  * A lease-held outbox update (or, with `owner` null, a forced one) queued with the commits, so
@@ -77,15 +34,6 @@ export function encodeOutboxWrite(id: string, owner: string | null, update: Outb
     resultJson: update.result === undefined ? undefined : json(update.result),
     now,
   };
-}
-
-export interface EncodedEvent {
-  eventId: string;
-  type: string;
-  data: string;
-  causationId: string | null;
-  correlationId: string | null;
-  schemaVersion: number;
 }
 
 /** JSON text of a value; `undefined` is stored as `null`. Throws a TypeError on BigInt or cycles. */

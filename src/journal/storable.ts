@@ -1,6 +1,6 @@
 import { TerminalStorageError } from "../base/errors.js";
 import { escapeUnstorable, isStorableText, unstorableReason } from "../base/storable-text.js";
-import type { EncodedCommit } from "./encode.js";
+import type { EncodedCommit } from "./encoded-commit.js";
 import type { DeadLetterRecord } from "./types.js";
 
 /**

@@ -1,6 +1,5 @@
 import type { Envelope } from "../../messaging/envelope.js";
 import type { Transport } from "../../messaging/transport.js";
-import type { SimEnv } from "./world.js";
 
 /** What the next publish does, queued by a `publish-fault` step. */
 export type PublishFault = "fail" | "lost-ack" | "duplicate";
@@ -19,12 +18,18 @@ export class PublishAckLost extends Error {
   }
 }
 
+/** What the simulated broker needs of the run (a `SimEnv` is one). */
+export interface PublishEnv {
+  publishFault(): PublishFault | undefined;
+  count(name: string): void;
+}
+
 /**
  * A transport for the relay in a simulation: `accept` stores an envelope in the simulated broker
  * (which lives outside the process and decides delivery order). The seed's `publish-fault` steps
  * make the next publish fail before storing, store but report failure, or store twice.
  */
-export function simulatedTransport(env: SimEnv, accept: (envelope: Envelope, subject: string) => void): Transport {
+export function simulatedTransport(env: PublishEnv, accept: (envelope: Envelope, subject: string) => void): Transport {
   return {
     name: "simulated-broker",
     async publish(envelope, subject) {
