@@ -8,11 +8,18 @@ import { InvalidInputError } from "./errors.js";
  * Ids, keys and message fields are checked with this at every boundary.
  */
 const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * NUL or any surrogate code unit, paired or not (no `u` flag: it looks at code units): one cheap
+ * scan that clears almost every text (ids and names are ASCII); a hit is examined exactly.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this pattern is for
+const MAYBE_UNSTORABLE = /[\u0000\uD800-\uDFFF]/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this pattern is for
 const UNSTORABLE_CHARS = /[\u0000\p{Cs}]/gu;
 
 /** Why `text` cannot be stored (naming the first offending character and its index), or `undefined` when it can. */
 export function unstorableReason(text: string): string | undefined {
+  if (!MAYBE_UNSTORABLE.test(text)) return undefined;
   const nul = text.indexOf("\u0000");
   const surrogate = LONE_SURROGATE.exec(text);
   if (nul < 0 && !surrogate) return undefined;

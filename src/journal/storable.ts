@@ -31,20 +31,27 @@ const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 export const isStorableJson = (jsonText: string): boolean =>
   !jsonText.includes("\\u") || !UNSTORABLE_ESCAPE.test(jsonText);
 
-/** Throws `TerminalStorageError` naming `where` when a plain text field cannot be stored. */
-export function requireStorableText(where: string, text: string | null | undefined): void {
+/**
+ * Throws `TerminalStorageError` naming what the text is (`what`, and the `subject` it belongs to,
+ * quoted) when a plain text field cannot be stored. The message is built only then: these run on
+ * every field of every commit, where building a description per field cost more than the check.
+ */
+export function requireStorableText(text: string | null | undefined, what: string, subject?: string | null): void {
   const reason = typeof text === "string" ? unstorableReason(text) : undefined;
-  if (reason) throw new TerminalStorageError(`cannot store ${where}: ${reason}`);
+  if (reason) throw new TerminalStorageError(`cannot store ${describe(what, subject)}: ${reason}`);
 }
 
-/** Throws `TerminalStorageError` naming `where` when JSON text holds a string that cannot be stored. */
-export function requireStorableJson(where: string, jsonText: string | null): void {
+/** Throws `TerminalStorageError` (see `requireStorableText`) when JSON text holds a string that cannot be stored. */
+export function requireStorableJson(jsonText: string | null, what: string, subject?: string | null): void {
   if (jsonText !== null && !isStorableJson(jsonText)) {
     throw new TerminalStorageError(
-      `cannot store ${where}: it holds a string with NUL (U+0000) or an unpaired UTF-16 surrogate`,
+      `cannot store ${describe(what, subject)}: it holds a string with NUL (U+0000) or an unpaired UTF-16 surrogate`,
     );
   }
 }
+
+const describe = (what: string, subject: string | null | undefined): string =>
+  subject === undefined || subject === null ? what : `${what} "${escapeUnstorable(subject)}"`;
 
 export interface DeadLetterText {
   messageId: string | null;
@@ -89,43 +96,49 @@ export function restoreDeadLetter(record: DeadLetterRecord): DeadLetterRecord {
  * Checked before any write, so a refused commit writes nothing on every back end.
  */
 export function requireStorableCommit(c: EncodedCommit): void {
-  requireStorableText("the stream name", c.stream);
+  requireStorableText(c.stream, "the stream name");
   for (const e of c.events) {
-    requireStorableText(`an event id of stream "${escapeUnstorable(c.stream ?? "")}"`, e.eventId);
-    requireStorableText(`the type of event "${e.eventId}"`, e.type);
-    requireStorableText(`the causation id of event "${e.eventId}"`, e.causationId);
-    requireStorableText(`the correlation id of event "${e.eventId}"`, e.correlationId);
-    requireStorableJson(`the data of event "${e.eventId}"`, e.data);
+    requireStorableText(e.eventId, "an event id of stream", c.stream);
+    requireStorableText(e.type, "the type of event", e.eventId);
+    requireStorableText(e.causationId, "the causation id of event", e.eventId);
+    requireStorableText(e.correlationId, "the correlation id of event", e.eventId);
+    requireStorableJson(e.data, "the data of event", e.eventId);
   }
-  if (c.snapshot) requireStorableJson("the snapshot state", c.snapshot.state);
+  if (c.snapshot) requireStorableJson(c.snapshot.state, "the snapshot state");
   for (const o of c.outbox) {
-    requireStorableText("an outbox row id", o.id);
-    requireStorableText(`the kind of outbox row "${o.id}"`, o.kind);
-    requireStorableText(`the stream of outbox row "${o.id}"`, o.stream);
-    requireStorableJson(`the payload of outbox row "${o.id}"`, o.payload);
+    requireStorableText(o.id, "an outbox row id");
+    requireStorableText(o.kind, "the kind of outbox row", o.id);
+    requireStorableText(o.stream, "the stream of outbox row", o.id);
+    requireStorableJson(o.payload, "the payload of outbox row", o.id);
   }
   for (const d of c.outboxDone) {
-    requireStorableText("the id of a finished outbox row", d.id);
-    requireStorableText(`the outcome of outbox row "${d.id}"`, d.outcome);
-    requireStorableJson(`the result of outbox row "${d.id}"`, d.result);
+    requireStorableText(d.id, "the id of a finished outbox row");
+    requireStorableText(d.outcome, "the outcome of outbox row", d.id);
+    requireStorableJson(d.result, "the result of outbox row", d.id);
   }
   if (c.inbox) {
-    requireStorableText("the inbox consumer", c.inbox.consumer);
-    requireStorableText("the inbox message id", c.inbox.messageId);
-    requireStorableJson("the inbox reply", c.inbox.reply);
+    requireStorableText(c.inbox.consumer, "the inbox consumer");
+    requireStorableText(c.inbox.messageId, "the inbox message id");
+    requireStorableJson(c.inbox.reply, "the inbox reply");
   }
-  for (const p of [...(c.checkpoint ? [c.checkpoint] : []), ...c.park, ...c.unpark]) {
-    requireStorableText("a sequencing consumer name", p.consumer);
-    requireStorableText("a sequencing source", p.source);
+  if (c.checkpoint) requireStorableSequencing(c.checkpoint);
+  for (const p of c.park) {
+    requireStorableSequencing(p);
+    requireStorableJson(p.message, "the parked message at", `${p.source}@${p.version}`);
   }
-  for (const p of c.park) requireStorableJson(`the parked message at ${p.source}@${p.version}`, p.message);
+  for (const p of c.unpark) requireStorableSequencing(p);
   for (const d of c.deadLetters) {
-    requireStorableText("a dead letter id", d.id);
-    requireStorableText(`the consumer of dead letter "${d.id}"`, d.consumer);
+    requireStorableText(d.id, "a dead letter id");
+    requireStorableText(d.consumer, "the consumer of dead letter", d.id);
   }
   for (const d of c.documents) {
-    requireStorableText("a document collection", d.collection);
-    requireStorableText(`a document id of "${d.collection}"`, d.id);
-    requireStorableJson(`the document "${d.collection}/${d.id}"`, d.doc);
+    requireStorableText(d.collection, "a document collection");
+    requireStorableText(d.id, "a document id of", d.collection);
+    requireStorableJson(d.doc, "the document", `${d.collection}/${d.id}`);
   }
+}
+
+function requireStorableSequencing(p: { consumer: string; source: string }): void {
+  requireStorableText(p.consumer, "a sequencing consumer name");
+  requireStorableText(p.source, "a sequencing source");
 }
