@@ -33,11 +33,16 @@ export type FaultPoint = (typeof FAULT_POINTS)[number];
 export type FaultAction = (point: FaultPoint) => void | Promise<void>;
 
 export interface Faults {
-  /** Called by runtime code at a point. Resolves at once when the point is not armed. */
-  hit(point: FaultPoint): Promise<void>;
+  /**
+   * Called by runtime code at a point: what to wait for when the point is armed, undefined when it
+   * is not. Callers wait only for a promise (`const f = faults.hit(p); if (f) await f;`): these
+   * points sit on every command, commit and handler call, where an awaited no-op per point was a
+   * promise and a turn of the event loop each.
+   */
+  hit(point: FaultPoint): Promise<void> | undefined;
 }
 
-export const noFaults: Faults = { hit: () => Promise.resolve() };
+export const noFaults: Faults = { hit: () => undefined };
 
 interface Arming {
   action: FaultAction;
@@ -70,17 +75,17 @@ export class ArmableFaults implements Faults {
     else this.armed.clear();
   }
 
-  async hit(point: FaultPoint): Promise<void> {
+  hit(point: FaultPoint): Promise<void> | undefined {
     const arming = this.armed.get(point);
-    if (!arming) return;
+    if (!arming) return undefined;
     if (arming.after > 0) {
       arming.after--;
-      return;
+      return undefined;
     }
     arming.times--;
     if (arming.times <= 0) this.armed.delete(point);
     this.fired.push(point);
-    await arming.action(point);
+    return fire(arming.action, point);
   }
 }
 
@@ -102,4 +107,9 @@ export function faultsFromEnv(value: string | undefined): Faults {
     faults.arm(point as FaultPoint, { after: Number(after), ...(mode === "kill" ? { action: kill } : {}) });
   }
   return faults;
+}
+
+/** An armed point's action, as a promise (a throwing action rejects it). */
+async function fire(action: FaultAction, point: FaultPoint): Promise<void> {
+  await action(point);
 }

@@ -242,7 +242,8 @@ export class Runtime {
         }
         throw error;
       }
-      await this.faults.hit("command.accepted");
+      const acceptedFault = this.faults.hit("command.accepted");
+      if (acceptedFault) await acceptedFault;
 
       const events = decision.events ?? [];
       let nextState = activation.state;
@@ -259,7 +260,8 @@ export class Runtime {
       });
 
       const leasedTo = this.leaseRows(commit);
-      await this.faults.hit("commit.before");
+      const beforeCommitFault = this.faults.hit("commit.before");
+      if (beforeCommitFault) await beforeCommitFault;
       let result: Awaited<ReturnType<Journal["commit"]>>;
       try {
         result = await timedCommit(actorMetrics(this.metrics, definition.type), () => this.journal.commit(commit));
@@ -283,7 +285,8 @@ export class Runtime {
       activation.state = nextState;
       activation.version = result.version;
       this.handRowsOver(commit, result, leasedTo);
-      await this.faults.hit("commit.after");
+      const afterCommitFault = this.faults.hit("commit.after");
+      if (afterCommitFault) await afterCommitFault;
       return { reply: decision.reply, version: result.version, duplicate: false, events: result.events };
     }
     throw new RetriesExhaustedError(

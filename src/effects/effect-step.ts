@@ -146,7 +146,8 @@ async function runStep(
 ): Promise<void> {
   const checked = checkedInput(handler, row, input);
   if (!checked.ok) return refuseInput(ctx, row, state, policy, checked.error);
-  await ctx.faults.hit("dispatch.beforeHandler");
+  const beforeHandlerFault = ctx.faults.hit("dispatch.beforeHandler");
+  if (beforeHandlerFault) await beforeHandlerFault;
   const attempt = row.attempts + 1;
   const startedAt = ctx.clock.now();
   // Recorded before the call: from here on a crash makes this attempt count as ambiguous.
@@ -189,7 +190,8 @@ async function runStep(
     skipped = thrownNotPerformed(error);
     ambiguity = errorText(error);
   }
-  await ctx.faults.hit("dispatch.afterProvider");
+  const afterProviderFault = ctx.faults.hit("dispatch.afterProvider");
+  if (afterProviderFault) await afterProviderFault;
   const current = { ...row, attempts: attempt };
   if (skipped) return retryNotPerformed(ctx, current, started, policy, skipped);
   if (answer) {
@@ -334,7 +336,8 @@ async function deliverOutcome(
   if (pending.outcome === "succeeded") ctx.stats.completed++;
   else ctx.stats.failed++;
   ctx.metrics.outcomes.inc({ kind: row.kind, outcome: pending.outcome });
-  await ctx.faults.hit("dispatch.outcomeCommitted");
+  const outcomeCommittedFault = ctx.faults.hit("dispatch.outcomeCommitted");
+  if (outcomeCommittedFault) await outcomeCommittedFault;
 }
 
 /** Tell the owner; false when it rejected the command (the row is then dead, see `buryRejected`). */

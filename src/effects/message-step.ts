@@ -49,7 +49,8 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
       return retryOrBury(ctx, { ...row, attempts: attempt }, error);
     }
   }
-  if (ack.outcome === "delivered") await ctx.faults.hit("delivery.inboxRecorded");
+  const fault = ack.outcome === "delivered" ? ctx.faults.hit("delivery.inboxRecorded") : undefined;
+  if (fault) await fault;
   await recordAck(ctx, { ...row, attempts: attempt }, ack);
 }
 

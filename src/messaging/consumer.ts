@@ -549,7 +549,8 @@ export class Consumer {
       await this.journal.commit({ ...advance, now: this.clock.now() });
       outcome = "duplicate";
     }
-    await this.faults.hit("consumer.checkpointStored");
+    const checkpointStoredFault = this.faults.hit("consumer.checkpointStored");
+    if (checkpointStoredFault) await checkpointStoredFault;
     return outcome;
   }
 

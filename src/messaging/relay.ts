@@ -154,7 +154,8 @@ export class Relay {
     }
     // A crash here leaves the row leased and unpublished: it is published after the lease expires.
     // Marking it done before publishing would lose it right here.
-    await this.faults.hit("relay.beforePublish");
+    const beforePublishFault = this.faults.hit("relay.beforePublish");
+    if (beforePublishFault) await beforePublishFault;
     try {
       const signed = this.signer ? this.signer.sign(envelope) : envelope;
       await this.transport.publish(signed, this.subjectOf(envelope));
@@ -172,7 +173,8 @@ export class Relay {
       );
       return;
     }
-    await this.faults.hit("relay.published");
+    const publishedFault = this.faults.hit("relay.published");
+    if (publishedFault) await publishedFault;
     const marked = await this.journal.updateOutbox(
       row.id,
       lease,
