@@ -2,7 +2,7 @@ import { CommandRejectedError } from "oncely";
 import type { SimAction } from "oncely/testing";
 import type { CancelOrder } from "../ordering/cancellation.js";
 import type { OrderState } from "../ordering/state.js";
-import { acceptedOrders, shippedOrders } from "./warehouse.js";
+import { acceptedOrders, reportedShortages, shippedOrders } from "./warehouse.js";
 
 /**
  * The customer cancels an order at a moment the seed picks, as `POST /orders/:id/cancel` does:
@@ -11,28 +11,38 @@ import { acceptedOrders, shippedOrders } from "./warehouse.js";
  * state). What it answers is where the order stood, just before, in the world (the warehouse's
  * stock room) and in the order: before the payment; paid and no picklist accepted; a picklist
  * accepted and not shipped; shipped but the order does not know yet (around the shipment: it ends
- * shipped-before-cancel); or shipped as the order knows (refused, as the shop's 409).
+ * shipped-before-cancel); shipped as the order knows (refused, as the shop's 409); or, for an order
+ * the warehouse reported short, after its partial refund was asked (`after-short-ship`).
  */
 export const customerCancels: SimAction = {
   name: "cancel",
   async run(env, pick) {
     const orders = (await env.journal.listStreams("order/")).sort();
-    const address = orders[pick % Math.max(1, orders.length)];
+    // One cancel in three, when there is one, goes to an order the warehouse reported short: a
+    // cancel after a partial refund must refund only what is left, and picked among all orders
+    // it came too rarely for the default budget to be sure of it.
+    const shortOrders = orders.filter((a) => reportedShortages(env).has(a.slice("order/".length)));
+    const targeted = pick % 3 === 0 && shortOrders.length > 0;
+    const address = targeted
+      ? shortOrders[Math.floor(pick / 3) % shortOrders.length]
+      : orders[pick % Math.max(1, orders.length)];
     if (!address) return undefined;
     const { state } = await env.runtime.state<OrderState>(address);
     if (!state.details) return undefined;
     const orderId = state.orderId;
     const moment = state.cancellation
       ? "again"
-      : state.shipping.status === "Completed"
-        ? "after-shipment"
-        : shippedOrders(env).has(orderId)
-          ? "around-shipment"
-          : acceptedOrders(env).has(orderId)
-            ? "before-shipment"
-            : state.payment.status === "Completed"
-              ? "before-picklist"
-              : "before-payment";
+      : targeted
+        ? "after-short-ship"
+        : state.shipping.status === "Completed"
+          ? "after-shipment"
+          : shippedOrders(env).has(orderId)
+            ? "around-shipment"
+            : acceptedOrders(env).has(orderId)
+              ? "before-shipment"
+              : state.payment.status === "Completed"
+                ? "before-picklist"
+                : "before-payment";
     const command: CancelOrder = { type: "CancelOrder", reason: "changed my mind" };
     const key = Math.floor(pick / Math.max(1, orders.length)) % 2;
     try {

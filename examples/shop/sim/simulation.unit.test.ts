@@ -15,8 +15,9 @@ const TIMEOUT_MS = 240_000;
 /**
  * The moments the outside world's steps must reach within the default budget (`act:<action>:<moment>`):
  * a cancel before the payment, between payment and picklist, with the picklist accepted and not
- * shipped, around the shipment (shipped, the order not told yet) and after it (refused); a
- * shortage reported before and after the shipment's webhook, and again.
+ * shipped, around the shipment (shipped, the order not told yet) and after it (refused), and after a
+ * partial refund (the order reported short); a shortage reported before and after the shipment's
+ * webhook, and again.
  */
 const ACT_MOMENTS = [
   "act:cancel:before-payment",
@@ -25,6 +26,7 @@ const ACT_MOMENTS = [
   "act:cancel:around-shipment",
   "act:cancel:after-shipment:refused",
   "act:cancel:again",
+  "act:cancel:after-short-ship",
   "act:short-ship:before-shipment",
   "act:short-ship:after-shipment",
   "act:short-ship:again",
