@@ -52,12 +52,16 @@ export function withTimeout<T>(
     let settled = false;
     let stopTimer: (() => void) | undefined;
     let stopParent: (() => void) | undefined;
-    const fail = (error: unknown) => {
-      if (settled) return;
+    /** True for the first of the three to come; it stops the other two. */
+    const first = (): boolean => {
+      if (settled) return false;
       settled = true;
       stopTimer?.();
       stopParent?.();
-      reject(error);
+      return true;
+    };
+    const fail = (error: unknown) => {
+      if (first()) reject(error);
     };
     const onParent = () => {
       abortCall(parent.reason);
@@ -81,11 +85,7 @@ export function withTimeout<T>(
     Promise.resolve()
       .then(() => fn(call))
       .then((value) => {
-        if (settled) return;
-        settled = true;
-        stopTimer?.();
-        stopParent?.();
-        resolve(value);
+        if (first()) resolve(value);
       }, fail);
   });
 }

@@ -144,6 +144,29 @@ describe("withTimeout", () => {
     await expect(late).rejects.toBeInstanceOf(EffectTimeoutError);
   });
 
+  it("calls sharing a parent: one that answered is left alone when the parent aborts, the others are aborted", async () => {
+    const parent = new AbortController();
+    const clock = new SimulatedClock();
+    const signals: AbortSignal[] = [];
+    const answered = withTimeout(clock, 1_000, parent.signal, async (handler) => {
+      signals.push(handler.signal);
+      return "answer";
+    });
+    const pending = [1, 2].map(() =>
+      withTimeout(clock, 1_000, parent.signal, (handler) => {
+        signals.push(handler.signal);
+        return new Promise<never>(() => {});
+      }),
+    );
+    await expect(answered).resolves.toBe("answer");
+    const reason = new Error("stopping");
+    parent.abort(reason);
+    for (const call of pending) await expect(call).rejects.toBe(reason);
+    expect(signals.map((s) => s.aborted)).toEqual([false, true, true]);
+    // A call started after the abort is refused at once, with the same reason.
+    await expect(withTimeout(clock, 1_000, parent.signal, async () => "late")).rejects.toBe(reason);
+  });
+
   it("rejects when the parent (dispatcher stop) aborts", async () => {
     const parent = new AbortController();
     const call = withTimeout(new SimulatedClock(), 1_000, parent.signal, () => new Promise<never>(() => {}));
