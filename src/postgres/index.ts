@@ -12,3 +12,5 @@ export { PostgresJournal, type PostgresJournalOptions } from "./journal.js";
 export function postgresJournal(options: PostgresJournalOptions): PostgresJournal {
   return new PostgresJournal(options);
 }
+
+export { type PostgresOperationStoreOptions, postgresOperationStore } from "./operations.js";

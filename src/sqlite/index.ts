@@ -12,3 +12,5 @@ export { SqliteJournal, type SqliteJournalOptions } from "./journal.js";
 export function sqliteJournal(options: SqliteJournalOptions): SqliteJournal {
   return new SqliteJournal(options);
 }
+
+export { type SqliteOperationStoreOptions, sqliteOperationStore } from "./operations.js";
