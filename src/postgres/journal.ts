@@ -171,8 +171,14 @@ export class PostgresJournal implements Journal {
     }
   }
 
+  /**
+   * Retried on a fresh connection when the one it used died, as a read is: each migration is one
+   * transaction recorded by its version, so a lost connection leaves it either applied (and
+   * skipped on the retry) or rolled back. A process that starts while the server drops its
+   * connections (a restart, a failover; the chaos run's worker restarts) migrates instead of exiting.
+   */
   migrate(): Promise<void> {
-    return this.run((pool) => migrate(pool, this.tables));
+    return this.read((pool) => migrate(pool, this.tables));
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
