@@ -42,6 +42,26 @@ describe("demo throughput", () => {
     expect(t).toEqual({ orders: 2, seconds: 2.1, ordersPerSecond: 2 / 2.1, p50Ms: 400, p99Ms: 2_000 });
   });
 
+  it("counts a cancelled or out-of-stock order as ended, as the demo's progress and audit do", () => {
+    const placed = [
+      { orderId: "a", placedAt: T0 },
+      { orderId: "b", placedAt: T0 + 100 },
+      { orderId: "c", placedAt: T0 + 200 },
+    ];
+    const views = {
+      a: view("a", "cancelled", [T0 + 10, T0 + 1_000]),
+      b: view("b", "out_of_stock", [T0 + 150, T0 + 600]),
+      c: view("c", "refunding", [T0 + 250]), // still refunding: not ended
+    };
+    expect(measureThroughput(placed, views)).toEqual({
+      orders: 2,
+      seconds: 1,
+      ordersPerSecond: 2,
+      p50Ms: 500,
+      p99Ms: 1_000,
+    });
+  });
+
   it("has nothing to measure when no order ended", () => {
     expect(measureThroughput([{ orderId: "a", placedAt: T0 }], { a: view("a", "placed", [T0]) })).toBeUndefined();
   });

@@ -1,6 +1,7 @@
 import { parseAddress } from "oncely";
 import { EFFECT_FACTS, type EffectFact, effectKey, effectOfKey } from "../ordering/effects.js";
 import { EVENT_STAGE, FACT_STREAM, type Stage, type Via } from "../ordering/events.js";
+import { ENDED_STATUSES } from "../ordering/status.js";
 import type { OrderView } from "../service/order-view.js";
 import { compensationChecks } from "./audit-compensation.js";
 import type { Ledgers } from "./ledgers.js";
@@ -112,7 +113,7 @@ const countBy = <T>(items: readonly T[], key: (item: T) => string): Map<string, 
 };
 const max = (counts: Map<string, number>) => Math.max(0, ...counts.values());
 const PAID = new Set(["paid", "shipped", "completed"]);
-const TERMINAL = new Set(["completed", "payment_failed", "cancelled", "out_of_stock"]);
+const TERMINAL: ReadonlySet<string> = new Set(ENDED_STATUSES);
 
 /**
  * Where the order view built from integration events disagrees with the order itself: payment,

@@ -5,6 +5,7 @@ import { type Random, seededRandom } from "oncely";
 import pg from "pg";
 import { resetShopStream } from "../contexts.js";
 import { EFFECT_KINDS } from "../ordering/effects.js";
+import { ENDED_STATUSES } from "../ordering/status.js";
 import { startEmailProvider } from "../providers/email/server.js";
 import { startPaymentProvider } from "../providers/payment/server.js";
 import { startWarehouseProvider } from "../providers/warehouse/server.js";
@@ -134,8 +135,6 @@ export const DEMO_OUT_OF_STOCK_RATE = 0.05;
 export const DEMO_SHORT_SHIP_RATE = 0.05;
 /** When the client cancels, after placing: before payment, between payment and picklist, around the 50 ms shipment. */
 const CANCEL_DELAYS_MS = [0, 15, 40, 70, 150];
-/** Statuses an order ends in. */
-const ENDED = ["completed", "payment_failed", "cancelled", "out_of_stock"] as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
@@ -284,7 +283,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             integrationPerWorker.set(stats.pid, countersOf(stats.integration));
             journalWide = stats.integration;
           }
-          progress.terminal = ENDED.reduce((n, status) => n + (stats.orders.byStatus[status] ?? 0), 0);
+          progress.terminal = ENDED_STATUSES.reduce((n, status) => n + (stats.orders.byStatus[status] ?? 0), 0);
           progress.attention = stats.orders.byStatus.attention ?? 0;
           reconcileWaiting = stats.reconciliation;
           if (reconcileWaiting > 0) await settleAsOperator(api, { payment, email, warehouse }, operator);

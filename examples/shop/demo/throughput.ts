@@ -1,8 +1,9 @@
+import { ENDED_STATUSES } from "../ordering/status.js";
 import type { OrderView } from "../service/order-view.js";
 
 /** The shop's throughput end to end, from the client's first order to the last order that ended. */
 export interface Throughput {
-  /** Orders that reached a terminal status (completed or payment_failed). */
+  /** Orders that ended (`ENDED_STATUSES`: completed, payment failed, cancelled, out of stock). */
   orders: number;
   /** From the first order's POST to the last order's terminal event. */
   seconds: number;
@@ -12,7 +13,7 @@ export interface Throughput {
   p99Ms: number;
 }
 
-const TERMINAL = new Set(["completed", "payment_failed"]);
+const TERMINAL: ReadonlySet<string> = new Set(ENDED_STATUSES);
 
 /** Nearest-rank percentile of `values` (p in 0..100). */
 export function percentile(values: readonly number[], p: number): number {

@@ -34,6 +34,12 @@ export type OrderStatus =
   | "refunding"
   | "attention";
 
+/**
+ * The statuses an order never leaves. The demo's progress, its audit and its end-to-end throughput
+ * all count these; a cancelled or out-of-stock order has ended as surely as a completed one.
+ */
+export const ENDED_STATUSES: readonly OrderStatus[] = ["completed", "payment_failed", "cancelled", "out_of_stock"];
+
 export function attentionReasons(state: OrderState): string[] {
   const reasons: string[] = [];
   const effects = [
