@@ -7,6 +7,7 @@ import {
   RetriesExhaustedError,
   VersionConflictError,
 } from "../base/errors.js";
+import { mapped } from "../base/mapped.js";
 import { assertStorableText } from "../base/storable-text.js";
 import { outcomeRecord } from "../journal/outcome-record.js";
 import { newOutboxRow } from "../journal/rows.js";
@@ -442,7 +443,7 @@ export class Runtime {
     return {
       stream: address,
       expectedVersion: context.fromVersion,
-      events: (decision.events ?? []).map((event) => ({
+      events: mapped(decision.events ?? [], (event) => ({
         eventId: this.ids.next(),
         type: event.type,
         data: event,

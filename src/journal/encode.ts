@@ -1,4 +1,5 @@
 import { InvalidInputError } from "../base/errors.js";
+import { mapped } from "../base/mapped.js";
 import type { EncodedCommit } from "./encoded-commit.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
@@ -75,7 +76,7 @@ function encodeParts(commit: Commit): EncodedCommit {
     stream: commit.stream,
     expectedVersion: commit.expectedVersion,
     now: commit.now,
-    events: events.map((event) => ({
+    events: mapped(events, (event) => ({
       eventId: event.eventId,
       type: event.type,
       data: json(event.data),
@@ -91,7 +92,7 @@ function encodeParts(commit: Commit): EncodedCommit {
             state: json(commit.snapshot.state),
           }
         : undefined,
-    outbox: (commit.outbox ?? []).map((row) => {
+    outbox: mapped(commit.outbox ?? [], (row) => {
       const text = { payload: json(row.payload), result: json(row.lease?.result ?? null) };
       encodedRows.set(row, text);
       return {
@@ -107,7 +108,7 @@ function encodeParts(commit: Commit): EncodedCommit {
         result: text.result,
       };
     }),
-    outboxDone: (commit.outboxDone ?? []).map((done) => ({
+    outboxDone: mapped(commit.outboxDone ?? [], (done) => ({
       id: done.id,
       outcome: done.outcome,
       result: json(done.result ?? null),
@@ -128,14 +129,14 @@ function encodeParts(commit: Commit): EncodedCommit {
           expected: checkpoint.expected,
         }
       : undefined,
-    park: (commit.park ?? []).map((p) => ({
+    park: mapped(commit.park ?? [], (p) => ({
       consumer: p.consumer,
       source: p.source,
       version: p.version,
       message: json(p.message),
     })),
-    unpark: (commit.unpark ?? []).map((p) => ({ consumer: p.consumer, source: p.source, version: p.version })),
-    deadLetters: (commit.deadLetters ?? []).map((d) => ({
+    unpark: mapped(commit.unpark ?? [], (p) => ({ consumer: p.consumer, source: p.source, version: p.version })),
+    deadLetters: mapped(commit.deadLetters ?? [], (d) => ({
       id: d.id,
       consumer: d.consumer,
       ...storableDeadLetter(
@@ -146,7 +147,7 @@ function encodeParts(commit: Commit): EncodedCommit {
       firstFailedAt: d.firstFailedAt,
       lastFailedAt: d.lastFailedAt,
     })),
-    documents: (commit.documents ?? []).map((d) => ({
+    documents: mapped(commit.documents ?? [], (d) => ({
       collection: d.collection,
       id: d.id,
       doc: d.doc === null ? null : json(d.doc),
@@ -169,7 +170,7 @@ function outcomeRowOf(commit: Commit): string | undefined {
 
 /** The records a commit appended, as `commit` returns them (fresh copies, never the caller's objects). */
 export function appendedRecords(encoded: EncodedCommit, fromVersion: number): EventRecord[] {
-  return encoded.events.map((event, index) => ({
+  return mapped(encoded.events, (event, index) => ({
     eventId: event.eventId,
     stream: encoded.stream as string,
     version: fromVersion + index + 1,

@@ -10,6 +10,7 @@
  */
 
 import { GROUP_COMMIT_DEFAULTS, positiveInteger } from "../base/defaults.js";
+import { mapped } from "../base/mapped.js";
 
 /** What one commit of a batch came to, in the order of the batch. */
 export type BatchOutcome<R> =
@@ -212,7 +213,7 @@ export class GroupCommitter<C, R> {
     const started = this.batchListeners.size > 0 ? performance.now() : 0;
     let outcomes: BatchOutcome<R>[];
     try {
-      outcomes = await this.write(batch.map((q) => q.item));
+      outcomes = await this.write(mapped(batch, (q) => q.item));
     } catch (error) {
       this.timed(batch.length, started);
       for (const q of batch) q.reject(error);

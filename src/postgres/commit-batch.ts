@@ -5,6 +5,7 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
+import { mapped } from "../base/mapped.js";
 import { effectKeyReuse } from "../journal/effect-key-reuse.js";
 import {
   appendedRecords,
@@ -238,7 +239,7 @@ export async function commitBatch(
     results: (FunctionResult | null)[];
     seqs?: Record<string, number | string>;
   };
-  return writes.map((w, index) => {
+  return mapped(writes, (w, index) => {
     const answer = answers[index];
     // A batch answered short would be a server-side bug; each commit left without an answer says so.
     return answer
@@ -265,10 +266,14 @@ function sharingKeys(writes: JournalWrite[]): number[] {
 
 /** A commit the set path applied at `base`: its version, and the outbox rows it inserted (by seq). */
 function applied(c: EncodedCommit, base: number, seqs: Record<string, number | string>): CommitResult {
-  const inserted = [...new Set(c.outbox.map((row) => row.id))]
-    .filter((id) => seqs[id] !== undefined)
-    .map((id) => ({ id, seq: Number(seqs[id]) }))
-    .sort((a, b) => a.seq - b.seq);
+  const inserted: { id: string; seq: number }[] = [];
+  for (const row of c.outbox) {
+    const seq = seqs[row.id];
+    // An id listed twice was inserted once: one entry.
+    if (seq !== undefined && !inserted.some((taken) => taken.id === row.id))
+      inserted.push({ id: row.id, seq: Number(seq) });
+  }
+  if (inserted.length > 1) inserted.sort((a, b) => a.seq - b.seq);
   return { version: base + c.events.length, events: appendedRecords(c, base), inserted };
 }
 
@@ -289,7 +294,7 @@ function outcomeOf(
       ok: {
         version,
         events: appendedRecords(c, version - c.events.length),
-        inserted: (r.inserted ?? []).map(([id, seq]) => ({ id, seq: Number(seq) })),
+        inserted: mapped(r.inserted ?? [], ([id, seq]) => ({ id, seq: Number(seq) })),
       },
     };
   }
