@@ -637,6 +637,21 @@ export function journalConformance(
         ]);
       });
 
+      it("reports a row listed twice in one commit once, as it inserted it once", async () => {
+        // Beside another commit, as group commit would batch them.
+        const [result] = await Promise.all([
+          j.commit({ outbox: [outboxRow("t1"), outboxRow("t2"), outboxRow("t1")], now: T0 }),
+          j.commit({ outbox: [outboxRow("t3")], now: T0 }),
+        ]);
+        const rows = await j.listOutbox();
+        expect(rows.filter((r) => r.id === "t1")).toHaveLength(1);
+        const seq = (id: string) => rows.find((r) => r.id === id)?.seq;
+        expect(result.inserted).toEqual([
+          { id: "t1", seq: seq("t1") },
+          { id: "t2", seq: seq("t2") },
+        ]);
+      });
+
       it("stores the lease (and the holder's first write), so no one claims the row before it ends", async () => {
         const lease = { owner: "w1#7.x", until: T0 + 1_000, attempts: 1, result: { lastRunAt: T0 } };
         await j.commit({ outbox: [outboxRow("held", { lease }), outboxRow("free")], now: T0 });

@@ -267,11 +267,13 @@ function sharingKeys(writes: JournalWrite[]): number[] {
 /** A commit the set path applied at `base`: its version, and the outbox rows it inserted (by seq). */
 function applied(c: EncodedCommit, base: number, seqs: Record<string, number | string>): CommitResult {
   const inserted: { id: string; seq: number }[] = [];
+  // An id listed twice was inserted once: one entry (a set only when there can be a repeat).
+  const seen = c.outbox.length > 1 ? new Set<string>() : undefined;
   for (const row of c.outbox) {
     const seq = seqs[row.id];
-    // An id listed twice was inserted once: one entry.
-    if (seq !== undefined && !inserted.some((taken) => taken.id === row.id))
-      inserted.push({ id: row.id, seq: Number(seq) });
+    if (seq === undefined || seen?.has(row.id)) continue;
+    seen?.add(row.id);
+    inserted.push({ id: row.id, seq: Number(seq) });
   }
   if (inserted.length > 1) inserted.sort((a, b) => a.seq - b.seq);
   return { version: base + c.events.length, events: appendedRecords(c, base), inserted };
