@@ -638,10 +638,23 @@ export function journalConformance(
       });
 
       it("reports a row listed twice in one commit once, as it inserted it once", async () => {
-        // Beside another commit, as group commit would batch them.
+        // Actor commits (a stream, an event) beside another, as group commit batches them: on
+        // PostgreSQL that is the set path, whose answer the client completes (`applied`).
         const [result] = await Promise.all([
-          j.commit({ outbox: [outboxRow("t1"), outboxRow("t2"), outboxRow("t1")], now: T0 }),
-          j.commit({ outbox: [outboxRow("t3")], now: T0 }),
+          j.commit({
+            stream: "dup/1",
+            expectedVersion: 0,
+            events: events(1, "dup"),
+            outbox: [outboxRow("t1"), outboxRow("t2"), outboxRow("t1")],
+            now: T0,
+          }),
+          j.commit({
+            stream: "dup/2",
+            expectedVersion: 0,
+            events: events(1, "dup2"),
+            outbox: [outboxRow("t3")],
+            now: T0,
+          }),
         ]);
         const rows = await j.listOutbox();
         expect(rows.filter((r) => r.id === "t1")).toHaveLength(1);

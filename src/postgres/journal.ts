@@ -158,8 +158,8 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * A read: when the pool handed us a connection that had died while idle (server restart,
-   * terminated backend), the pool drops it and the read is tried again on a fresh one.
+   * A read, or work safe to repeat (`migrate`): when the pool handed us a connection that had died
+   * (server restart, terminated backend), the pool drops it and the work is tried again on a fresh one.
    */
   private async read<T>(work: (q: pg.Pool) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
