@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import { postgresJournal } from "../src/postgres/index.js";
+import { type Tables, tables } from "../src/postgres/tables.js";
 import { runOncelyPostgres } from "./workflow.js";
 import { parseWorkflowArgs, percentile, type WorkflowOptions, warmupOf, watchSql } from "./workflow-figures.js";
 
@@ -19,7 +20,7 @@ const PG_URL = process.env.ONCELY_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1
 const COMMIT_CALL = /"[^"]+"\.(oncely_commit\w*)\(/;
 const EVERY_COMMIT_CALL = new RegExp(COMMIT_CALL.source, "g");
 
-interface Kept {
+export interface Kept {
   text: string;
   values: unknown[];
   /** Commits the statement holds: a JSON batch's length, or one for a lone commit. */
@@ -27,7 +28,7 @@ interface Kept {
 }
 
 /** Runs the workflow while keeping every commit statement it sends; answers them and how many orders ran. */
-async function keepCommits(options: WorkflowOptions): Promise<{ kept: Kept[]; ran: number }> {
+export async function keepCommits(options: WorkflowOptions): Promise<{ kept: Kept[]; ran: number }> {
   const kept: Kept[] = [];
   // Only the calls: the migrations' CREATE FUNCTION statements name the functions too.
   const stop = watchSql(pg.Client, (text, args) => {
@@ -56,33 +57,40 @@ function processCpuMs(pid: number): number | undefined {
   }
 }
 
-export interface ReplayFigures {
-  orders: number;
-  inflight: number;
-  /** Batches timed (after the warm-up ones) and the commits they held. */
-  batches: number;
+/** What replaying the kept statements into one fresh schema measured. */
+export interface Replayed {
+  /** Statements sent first to warm the connection (not timed), and the commits the timed ones held. */
   warm: number;
   commits: number;
-  /** Wall time of each timed batch, ms. */
+  /** Wall time of each timed statement (a batch), ms. */
   walls: number[];
   /** The server process's CPU over the timed batches, ms (undefined when not readable). */
   serverCpuMs: number | undefined;
   /** What the replay left, against what the captured run wrote (5 events and 4 finished effects an order). */
   events: number;
   effectsDone: number;
+}
+
+export interface ReplayFigures extends Replayed {
+  orders: number;
+  inflight: number;
+  /** Batches timed. */
+  batches: number;
   ordersRun: number;
 }
 
-/** Capture one workflow run's commit statements and replay them into a fresh schema. */
-export async function replayCommits(options: WorkflowOptions): Promise<ReplayFigures> {
-  const { orders, inflight } = options;
-  const { kept, ran } = await keepCommits(options);
+/**
+ * Replay `kept` into a fresh schema: migrated as the journal does, then `alter` (SQL run once the
+ * schema is there: the step breakdown re-creates a function with it) applied to the schema's tables.
+ */
+export async function replayInto(kept: readonly Kept[], alter?: (t: Tables) => string): Promise<Replayed> {
   const schema = `bench_replay_${process.pid}_${Date.now().toString(36)}`;
   const journal = postgresJournal({ connectionString: PG_URL, schema });
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
     await journal.migrate();
+    if (alter) await client.query(alter(tables(schema)));
     const pid = (await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
     // The first tenth warms the connection's plans and caches, as the workflow's own warm-up does.
     const warm = Math.ceil(kept.length / 10);
@@ -103,22 +111,26 @@ export async function replayCommits(options: WorkflowOptions): Promise<ReplayFig
         (SELECT count(*) FROM "${schema}".outbox WHERE status = 'done') AS done`,
     );
     return {
-      orders,
-      inflight,
-      batches: walls.length,
       warm,
       commits,
       walls,
       serverCpuMs: cpuFrom === undefined || cpuTo === undefined ? undefined : cpuTo - cpuFrom,
       events: Number(left.rows[0].events),
       effectsDone: Number(left.rows[0].done),
-      ordersRun: ran,
     };
   } finally {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
     await client.end();
     await journal.close();
   }
+}
+
+/** Capture one workflow run's commit statements and replay them into a fresh schema. */
+export async function replayCommits(options: WorkflowOptions): Promise<ReplayFigures> {
+  const { orders, inflight } = options;
+  const { kept, ran } = await keepCommits(options);
+  const r = await replayInto(kept);
+  return { orders, inflight, batches: r.walls.length, ordersRun: ran, ...r };
 }
 
 export async function benchCommitReplay(print: (line: string) => void): Promise<void> {

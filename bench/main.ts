@@ -1,5 +1,6 @@
 import { cpus } from "node:os";
 import { benchCommitReplay } from "./commit-replay.js";
+import { benchCommitSteps } from "./commit-steps.js";
 import { benchEffects } from "./effects.js";
 import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
@@ -22,6 +23,7 @@ const sections: {
   { name: "integration events", run: benchEvents },
   { name: "workflow", run: benchWorkflow },
   { name: "replay", run: benchCommitReplay },
+  { name: "steps", run: benchCommitSteps, onlyWhenNamed: true },
   { name: "peers", run: benchPeers, onlyWhenNamed: true },
 ];
 
