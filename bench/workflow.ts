@@ -108,7 +108,8 @@ async function runOnJournal(
       options,
       async (id) => {
         const done = new Promise<void>((resolve) => finished.set(id, resolve));
-        await runtime.send(`order/${id}`, { type: "Place" });
+        // A fresh order id: decided without a read of its (empty) stream, as the shop places its orders.
+        await runtime.send(`order/${id}`, { type: "Place" }, { expectNew: true });
         await done;
         finished.delete(id);
       },

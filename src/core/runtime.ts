@@ -60,6 +60,16 @@ export interface SendOptions {
   messageId?: string;
   causationId?: string;
   correlationId?: string;
+  /**
+   * The caller expects the actor to be new (an id it has just made up, say): an actor this runtime
+   * does not hold is not read first but decided from `initialState`, and its commit expects an empty
+   * stream, as an event store's "no stream" append does. When the actor has history after all, the
+   * commit conflicts (nothing of it is written), the runtime reads the actor and decides again, as
+   * for any conflict; a refusal on the new state is checked against the stream's version the same
+   * way. So the hint saves a read when it is right, costs a round trip when it is wrong, and never
+   * changes an outcome. Ignored for an actor already held in memory.
+   */
+  expectNew?: boolean;
 }
 
 export interface SendResult {
@@ -75,6 +85,8 @@ interface Activation {
   state: unknown;
   version: number;
   lastUsed: number;
+  /** Held without a read (`SendOptions.expectNew`) and not yet confirmed by a commit or a version read. */
+  unverified: boolean;
 }
 
 /**
@@ -214,7 +226,10 @@ export class Runtime {
     const { id } = parseAddress(address);
 
     for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
-      const activation = await this.activate(definition, address);
+      const activation =
+        attempt === 0 && options.expectNew === true && !this.active.has(address)
+          ? this.activateNew(definition, address, id)
+          : await this.activate(definition, address);
       const now = this.clock.now();
       // No inbox read before the write: the commit's inbox row is the duplicate check, and the
       // stored reply is read only when it conflicts (or when decide refuses a command it has seen).
@@ -241,6 +256,7 @@ export class Runtime {
           this.active.delete(address);
           continue;
         }
+        activation.unverified = false; // the stream's version is the one held
         throw error;
       }
       const acceptedFault = this.faults.hit("command.accepted");
@@ -285,6 +301,7 @@ export class Runtime {
       }
       activation.state = nextState;
       activation.version = result.version;
+      activation.unverified = false; // the commit expected this version and got it
       this.handRowsOver(commit, result, leasedTo);
       const afterCommitFault = this.faults.hit("commit.after");
       if (afterCommitFault) await afterCommitFault;
@@ -347,6 +364,8 @@ export class Runtime {
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
     const done = outcome && !prior.byRow ? finalOutcome(outcome) : undefined;
     if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
+    // An actor held without a read may have history this reply's version must count.
+    if (this.active.get(address)?.unverified) this.active.delete(address);
     const activation = await this.activate(definition, address);
     return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
   }
@@ -491,7 +510,12 @@ export class Runtime {
     const recovered = await recover(this.journal, definition, address, id, this.logger, this.snapshotMetrics);
     this.stats.recoveries++;
     this.metrics.recoveries.inc({ actor: definition.type });
-    const activation: Activation = { state: recovered.state, version: recovered.version, lastUsed: now };
+    const activation: Activation = {
+      state: recovered.state,
+      version: recovered.version,
+      lastUsed: now,
+      unverified: false,
+    };
     this.active.set(address, activation);
     this.passivate(now, address);
     if (recovered.version > 0 && definition.onRecovered) {
@@ -503,6 +527,19 @@ export class Runtime {
         );
       }
     }
+    return activation;
+  }
+
+  /**
+   * An actor the caller expects to be new (`SendOptions.expectNew`), held without reading it. If
+   * the stream has events after all, the commit's expected version (0) conflicts, or a refusal
+   * finds the stream's version is not 0; either drops this activation and reads the actor.
+   */
+  private activateNew(definition: AnyActor, address: string, id: string): Activation {
+    const now = this.clock.now();
+    const activation: Activation = { state: definition.initialState(id), version: 0, lastUsed: now, unverified: true };
+    this.active.set(address, activation);
+    this.passivate(now, address);
     return activation;
   }
 

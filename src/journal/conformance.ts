@@ -337,6 +337,14 @@ export function journalConformance(
         await expectNothingOf("order/1", "stale", 2);
       });
 
+      it("refuses a commit expecting a new stream (version 0) on one with events, and writes nothing of it", async () => {
+        // What a send with `expectNew` relies on: the runtime decided without reading the stream.
+        await j.commit({ stream: "order/1", expectedVersion: 0, events: events(2), now: T0 });
+        const error = await j.commit(fullCommit("order/1", 0, "fresh")).catch((e: unknown) => e);
+        expect(error).toMatchObject({ name: "VersionConflictError", expectedVersion: 0, actualVersion: 2 });
+        await expectNothingOf("order/1", "fresh", 2);
+      });
+
       it("refuses an expected version ahead of the stream (no holes)", async () => {
         await j.commit({ stream: "order/1", expectedVersion: 0, events: events(1), now: T0 });
         const error = await j.commit(fullCommit("order/1", 3, "ahead")).catch((e: unknown) => e);

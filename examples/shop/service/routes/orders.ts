@@ -81,7 +81,13 @@ export function orderRoutes(app: FastifyInstance, ctx: ShopContext, limits: Orde
     const command = placeOrderWith(bodySchema, request.body);
     const orderId = key === undefined ? `ord_${ctx.ids.next().replace(/-/g, "").slice(0, 20)}` : orderIdForKey(key);
     const address = orderAddress(orderId);
-    const result = await ctx.runtime.send(address, command, key === undefined ? {} : { messageId: `place:${key}` });
+    // A new order as a rule (a fresh id, or a key's first use): decided without reading its stream;
+    // a retry of a key finds the order's history in the commit's version check and is answered as before.
+    const result = await ctx.runtime.send(
+      address,
+      command,
+      key === undefined ? { expectNew: true } : { messageId: `place:${key}`, expectNew: true },
+    );
     if (result.duplicate) {
       // The inbox answers a repeated message id before the actor sees the command, so the body of
       // a repeat is compared here: the same key with another body is a client bug, not a retry.
