@@ -34,7 +34,7 @@ export async function keepCommits(options: WorkflowOptions): Promise<{ kept: Kep
   const stop = watchSql(pg.Client, (text, args) => {
     if (!text.startsWith("SELECT") || !COMMIT_CALL.test(text)) return;
     const values = [...((args[0] as { values?: unknown[] }).values ?? [])];
-    const batch = /oncely_commit_(json|keyed)/.test(text);
+    const batch = /oncely_commit_(json|keyed|packed)/.test(text);
     kept.push({ text, values, commits: batch ? (JSON.parse(String(values[0])) as unknown[]).length : 1 });
   });
   try {

@@ -27,9 +27,9 @@ export const STEPS: { name: string; before: string | undefined }[] = [
   { name: "step 7: answers (the whole function)", before: undefined },
 ];
 
-/** The keyed set function, returning (every commit answered) just before the line `marker` opens. */
+/** The set function the client calls (packed), returning (every commit answered) just before the line `marker` opens. */
 export function setPathCutBefore(t: Tables, marker: string | undefined): string {
-  const sql = commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false, keyed: true });
+  const sql = commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false, packed: true });
   if (marker === undefined) return sql;
   const at = sql.indexOf(`\n${marker}`);
   if (at < 0) {

@@ -1,4 +1,5 @@
 import { commitSetFunctionSql, perCommitRestSql } from "./commit-set-function.js";
+import { unpackFunctionSql } from "./packed-rows.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -26,14 +27,22 @@ import type { Tables } from "./tables.js";
  * applied commit is answered `{"base": version before it}` with the inserted rows' seqs once for the
  * batch, `{"results": [...], "seqs": {id: seq}}`, from which the client builds each answer. The
  * unkeyed function stays for clients of the previous version during a rolling upgrade.
+ *
+ * Migration 11, `packed`: `oncely_commit_packed` is the keyed function taking each commit's rows as
+ * positional arrays (packed-rows.ts), about two fifths less parsing per batch; a commit left to
+ * the per-commit path is unpacked (`oncely_unpack`) into the object format `oncely_commit` reads.
+ * The keyed function stays, as the unkeyed one did, for the previous version's clients.
  */
-export const commitJsonFunctionSql = (t: Tables, options: { keyed?: boolean } = {}): string => `
-${commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false, keyed: options.keyed === true })}
+export const commitJsonFunctionSql = (t: Tables, options: { keyed?: boolean; packed?: boolean } = {}): string => {
+  const packed = options.packed === true;
+  const keyed = options.keyed === true || packed;
+  const name = packed ? t.commitPackedFunction : keyed ? t.commitKeyedFunction : t.commitJsonFunction;
+  const setName = packed ? t.commitSetPackedFunction : t.commitSetKeyedFunction;
+  return `${packed ? unpackFunctionSql(t) : ""}
+${commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false, keyed, packed })}
 CREATE OR REPLACE FUNCTION ${
-  options.keyed
-    ? `${t.commitKeyedFunction}(p_commits text, p_later integer[], p_channel text)`
-    : `${t.commitJsonFunction}(p_commits text, p_channel text)`
-} RETURNS text
+    keyed ? `${name}(p_commits text, p_later integer[], p_channel text)` : `${name}(p_commits text, p_channel text)`
+  } RETURNS text
 LANGUAGE plpgsql AS $oncely$
 DECLARE
   v_c jsonb[];
@@ -42,7 +51,7 @@ DECLARE
   v_results text[];
   v_notify boolean := false;
   v_rest integer[];
-  v_each text[];${options.keyed ? "\n  v_seqs jsonb := '{}';" : ""}
+  v_each text[];${keyed ? "\n  v_seqs jsonb := '{}';" : ""}${packed ? "\n  v_x json;" : ""}
 BEGIN
   -- One subtransaction for the parse and the whole set path: an error in either rolls all of it
   -- back (variables keep what was assigned), and the commits left unanswered go one at a time.
@@ -50,29 +59,43 @@ BEGIN
     v_c := ARRAY(SELECT e FROM jsonb_array_elements(p_commits::jsonb) AS e);
     IF cardinality(v_c) > 1 THEN
       ${
-        options.keyed
-          ? `SELECT s.results, s.notify, s.seqs INTO v_results, v_notify, v_seqs FROM ${t.commitSetKeyedFunction}(v_c, p_later) s;`
+        keyed
+          ? `SELECT s.results, s.notify, s.seqs INTO v_results, v_notify, v_seqs FROM ${setName}(v_c, p_later) s;`
           : `SELECT s.results, s.notify INTO v_results, v_notify FROM ${t.commitSetFunction}(v_c) s;`
       }
     END IF;
   EXCEPTION WHEN OTHERS THEN
     v_results := NULL;
-    v_notify := false;${options.keyed ? "\n    v_seqs := '{}';" : ""}
+    v_notify := false;${keyed ? "\n    v_seqs := '{}';" : ""}
   END;
   IF v_c IS NULL THEN
-    v_texts := ARRAY(SELECT x::text FROM json_array_elements(p_commits::json) AS x);
+${
+  packed
+    ? `    -- Each commit that jsonb can hold, unpacked for the per-commit path; the one it cannot, as
+    -- sent: the per-commit path fails it alone, with the server's own error.
+    v_texts := ARRAY[]::text[];
+    FOR v_x IN SELECT x FROM json_array_elements(p_commits::json) AS x LOOP
+      BEGIN
+        v_texts := v_texts || ${t.unpackFunction}(v_x::jsonb)::text;
+      EXCEPTION WHEN OTHERS THEN
+        v_texts := v_texts || v_x::text;
+      END;
+    END LOOP;`
+    : "    v_texts := ARRAY(SELECT x::text FROM json_array_elements(p_commits::json) AS x);"
+}
   END IF;
   v_n := coalesce(cardinality(v_c), cardinality(v_texts), 0);
   IF v_results IS NULL THEN
     v_results := array_fill(NULL::text, ARRAY[v_n]);
   END IF;
   v_rest := ARRAY(SELECT i FROM generate_series(1, v_n) AS i WHERE v_results[i] IS NULL ORDER BY i);
-${perCommitRestSql(t, "coalesce(v_texts[i], v_c[i]::text)")}
+${perCommitRestSql(t, packed ? `coalesce(v_texts[i], ${t.unpackFunction}(v_c[i])::text)` : "coalesce(v_texts[i], v_c[i]::text)")}
   ${
-    options.keyed
+    keyed
       ? `RETURN '{"results": [' || array_to_string(v_results, ',', 'null') || '], "seqs": ' || v_seqs::text || '}';`
       : `RETURN '[' || array_to_string(v_results, ',', 'null') || ']';`
   }
 END
 $oncely$;
 `;
+};

@@ -1,5 +1,6 @@
 import { identity } from "./commit-function.js";
 import { KEY_LOOKUP_PLANS } from "./key-lookup-plans.js";
+import { objectRowFields, packedRowFields, type RowFields } from "./packed-rows.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -47,13 +48,13 @@ import type { Tables } from "./tables.js";
  * batch 3.02–3.08 ms before, 2.69–2.77 ms after; wall per batch (mean) 3.35–3.54 ms, 3.05–3.13 ms.
  */
 /** Step 1 computed by the server, for a client that does not name the commits sharing a key. */
-const LATER_SQL = `  v_later := ARRAY(
+const laterSql = (r: RowFields): string => `  v_later := ARRAY(
     SELECT DISTINCT f.ord FROM (
       SELECT k.ord, min(k.ord) OVER (PARTITION BY k.k) AS first FROM (
         SELECT c.ord, 's' || (c.j->>'stream') AS k FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'stream'
         UNION ALL SELECT c.ord, 'i' || (c.j#>>'{inbox,consumer}') || chr(1) || (c.j#>>'{inbox,message_id}')
           FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j->'inbox' IS NOT NULL
-        UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
+        UNION ALL SELECT c.ord, 'o' || (x.v->>${r.outbox("id")}) FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
           jsonb_array_elements(coalesce(c.j->'outbox', '[]') || coalesce(c.j->'done', '[]')) x(v) WHERE NOT c.j ? 'update'
         UNION ALL SELECT c.ord, 'o' || (c.j#>>'{update,id}') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'update'
       ) k
@@ -61,11 +62,11 @@ const LATER_SQL = `  v_later := ARRAY(
 `;
 
 /** Step 7: each applied commit's whole answer, its version and the outbox rows it inserted with their seq. */
-const ANSWERS_SQL = `  results := ARRAY(
+const answersSql = (r: RowFields): string => `  results := ARRAY(
     SELECT CASE WHEN results[i] IS NULL AND v_base[i] IS NOT NULL
       THEN '{"version": ' || (v_base[i] + jsonb_array_length(v_c[i]->'events')) || ', "inserted": ' || coalesce((
         SELECT jsonb_agg(jsonb_build_array(d.id, v_seqs->d.id) ORDER BY (v_seqs->>d.id)::bigint)
-        FROM (SELECT DISTINCT x.v->>'id' AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
+        FROM (SELECT DISTINCT x.v->>${r.outbox("id")} AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
         WHERE v_seqs ? d.id), '[]') || '}'
       ELSE results[i] END
     FROM generate_series(1, v_n) AS i ORDER BY i);
@@ -83,13 +84,24 @@ const KEYED_ANSWERS_SQL = `  results := ARRAY(
 
 export const commitSetFunctionSql = (
   t: Tables,
-  options: { keyLookups?: boolean; input?: "text" | "jsonb"; withBatchFunction?: boolean; keyed?: boolean } = {},
-): string => `
+  options: {
+    keyLookups?: boolean;
+    input?: "text" | "jsonb";
+    withBatchFunction?: boolean;
+    keyed?: boolean;
+    /** Migration 11: rows read by position (packed-rows.ts); keyed, under its own name. */
+    packed?: boolean;
+  } = {},
+): string => {
+  const r = options.packed ? packedRowFields : objectRowFields;
+  const keyed = options.keyed === true || options.packed === true;
+  const keyedName = options.packed ? t.commitSetPackedFunction : t.commitSetKeyedFunction;
+  return `
 CREATE OR REPLACE FUNCTION ${
-  options.keyed
-    ? `${t.commitSetKeyedFunction}(p_commits jsonb[], p_later integer[], OUT results text[], OUT notify boolean, OUT seqs jsonb)`
-    : `${t.commitSetFunction}(p_commits ${options.input ?? "text"}[], OUT results text[], OUT notify boolean)`
-}
+    keyed
+      ? `${keyedName}(p_commits jsonb[], p_later integer[], OUT results text[], OUT notify boolean, OUT seqs jsonb)`
+      : `${t.commitSetFunction}(p_commits ${options.input ?? "text"}[], OUT results text[], OUT notify boolean)`
+  }
 LANGUAGE plpgsql ${options.keyLookups ? KEY_LOOKUP_PLANS : ""} AS $oncely$
 DECLARE
   v_c jsonb[];
@@ -113,14 +125,14 @@ DECLARE
   v_unleased boolean;
 BEGIN
   results := array_fill(NULL::text, ARRAY[v_n]);
-  notify := false;${options.keyed ? "\n  seqs := '{}';" : ""}
+  notify := false;${keyed ? "\n  seqs := '{}';" : ""}
   IF v_n = 0 THEN RETURN; END IF;
   -- Parsed once for every statement below; a commit the server cannot parse raises (fallback).
   v_c := p_commits${options.input === "jsonb" ? "" : "::jsonb[]"};
 
   -- 1. Commits sharing a key (stream, inbox key, outbox id) with an EARLIER commit of the batch:
   --    left to the per-commit path, which runs them after the set path, in batch order.
-  ${options.keyed ? "-- Named by the client (see commit-json-function.ts).\n  v_later := coalesce(p_later, '{}');\n" : LATER_SQL}
+  ${keyed ? "-- Named by the client (see commit-json-function.ts).\n  v_later := coalesce(p_later, '{}');\n" : laterSql(r)}
   -- 2. In ONE pass over the batch: which commits the set path takes, their stream's current
   --    version, and the guards that need no write (a version conflict or a reused effect key
   --    answers the commit here). Every aggregate is in batch order, one element per commit.
@@ -142,9 +154,10 @@ BEGIN
       ELSE (
         SELECT jsonb_build_object('reused', o.id, 'held', jsonb_build_object('stream', o.stream, 'kind', o.kind,
           'payload', o.payload))::text
-        FROM jsonb_array_elements(tk.j->'outbox') AS x(v) JOIN ${t.outbox} o ON o.id = x.v->>'id'
-        WHERE x.v->>'category' = 'effect'
-          AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
+        FROM jsonb_array_elements(tk.j->'outbox') AS x(v) JOIN ${t.outbox} o ON o.id = x.v->>${r.outbox("id")}
+        WHERE x.v->>${r.outbox("category")} = 'effect'
+          AND (o.stream <> x.v->>${r.outbox("stream")} OR o.kind <> x.v->>${r.outbox("kind")}
+            OR ${identity("o.payload")} IS DISTINCT FROM ${identity(`(x.v->${r.outbox("payload")})`)})
         LIMIT 1)
       END AS refused
     FROM (
@@ -153,8 +166,8 @@ BEGIN
       FROM (
         SELECT u.ord::integer AS ord, u.j, u.j ? 'update' AS is_update, u.ord = ANY (v_later) AS is_later,
           coalesce(NOT u.j ? 'update' AND u.j->>'stream' IS NOT NULL AND u.j->'checkpoint' IS NULL
-            AND jsonb_array_length(u.j->'park') = 0 AND jsonb_array_length(u.j->'unpark') = 0
-            AND jsonb_array_length(u.j->'dead') = 0 AND jsonb_array_length(u.j->'docs') = 0
+            AND ${r.rareLength("u.j", "park")} = 0 AND ${r.rareLength("u.j", "unpark")} = 0
+            AND ${r.rareLength("u.j", "dead")} = 0 AND ${r.rareLength("u.j", "docs")} = 0
             AND NOT u.ord = ANY (v_later), false) AS taken
         FROM unnest(v_c) WITH ORDINALITY AS u(j, ord)
       ) c
@@ -224,8 +237,9 @@ BEGIN
   --    (as does an event id already used): the fallback answers it per commit.
   INSERT INTO ${t.events}
     (stream, version, event_id, type, data, causation_id, correlation_id, recorded_at, schema_version)
-  SELECT v_c[g]->>'stream', v_base[g] + x.ord, x.v->>'event_id', x.v->>'type', x.v->'data', x.v->>'causation_id',
-    x.v->>'correlation_id', (v_c[g]->>'now')::bigint, (x.v->>'schema_version')::integer
+  SELECT v_c[g]->>'stream', v_base[g] + x.ord, x.v->>${r.event("event_id")}, x.v->>${r.event("type")},
+    x.v->${r.event("data")}, x.v->>${r.event("causation_id")}, x.v->>${r.event("correlation_id")},
+    (v_c[g]->>'now')::bigint, (x.v->>${r.event("schema_version")})::integer
   FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'events') WITH ORDINALITY AS x(v, ord)
   ORDER BY g, x.ord;
 
@@ -243,9 +257,11 @@ BEGIN
     WITH ins AS (
       INSERT INTO ${t.outbox} AS ob (id, category, kind, stream, payload, status, attempts, not_before, lease_owner,
         lease_until, result, created_at, updated_at)
-      SELECT x.v->>'id', x.v->>'category', x.v->>'kind', x.v->>'stream', x.v->'payload', 'pending',
-        (x.v->>'attempts')::integer, (x.v->>'not_before')::bigint, x.v->>'lease_owner', (x.v->>'lease_until')::bigint,
-        x.v->'result', (v_c[g]->>'now')::bigint, (v_c[g]->>'now')::bigint
+      SELECT x.v->>${r.outbox("id")}, x.v->>${r.outbox("category")}, x.v->>${r.outbox("kind")},
+        x.v->>${r.outbox("stream")}, x.v->${r.outbox("payload")}, 'pending', (x.v->>${r.outbox("attempts")})::integer,
+        (x.v->>${r.outbox("not_before")})::bigint, x.v->>${r.outbox("lease_owner")},
+        (x.v->>${r.outbox("lease_until")})::bigint, x.v->${r.outbox("result")}, (v_c[g]->>'now')::bigint,
+        (v_c[g]->>'now')::bigint
       FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') WITH ORDINALITY AS x(v, ord)
       ORDER BY g, x.ord
       ON CONFLICT (id) DO NOTHING
@@ -258,9 +274,10 @@ BEGIN
       -- another transaction with another request is a reuse the fallback answers per commit.
       IF EXISTS (
         SELECT 1 FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'outbox') AS x(v)
-        JOIN ${t.outbox} o ON o.id = x.v->>'id'
-        WHERE x.v->>'category' = 'effect'
-          AND (o.stream <> x.v->>'stream' OR o.kind <> x.v->>'kind' OR ${identity("o.payload")} IS DISTINCT FROM ${identity("(x.v->'payload')")})
+        JOIN ${t.outbox} o ON o.id = x.v->>${r.outbox("id")}
+        WHERE x.v->>${r.outbox("category")} = 'effect'
+          AND (o.stream <> x.v->>${r.outbox("stream")} OR o.kind <> x.v->>${r.outbox("kind")}
+            OR ${identity("o.payload")} IS DISTINCT FROM ${identity(`(x.v->${r.outbox("payload")})`)})
       ) THEN
         RAISE EXCEPTION USING ERRCODE = 'OC002', MESSAGE = 'an effect key was taken concurrently';
       END IF;
@@ -273,15 +290,16 @@ BEGIN
   --    pruned or another's leaves the whole batch to the fallback, which answers each exactly.
   IF v_dones > 0 THEN
     WITH upd AS (
-      UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>'outcome', result = d.v->'result',
+      UPDATE ${t.outbox} o SET status = 'done', outcome = d.v->>${r.done("outcome")}, result = d.v->${r.done("result")},
         lease_owner = NULL, lease_until = NULL, updated_at = d.now
       FROM (
-        SELECT DISTINCT ON (x.v->>'id') x.v, (v_c[g]->>'now')::bigint AS now,
-          v_byrow[g] AND x.v->>'id' = v_c[g]#>>'{inbox,outcome_of}' AS by_row, v_c[g]#>>'{inbox,consumer}' AS consumer
+        SELECT DISTINCT ON (x.v->>${r.done("id")}) x.v, (v_c[g]->>'now')::bigint AS now,
+          v_byrow[g] AND x.v->>${r.done("id")} = v_c[g]#>>'{inbox,outcome_of}' AS by_row,
+          v_c[g]#>>'{inbox,consumer}' AS consumer
         FROM unnest(v_go) AS g, jsonb_array_elements(v_c[g]->'done') WITH ORDINALITY AS x(v, ord)
-        ORDER BY x.v->>'id', x.ord
+        ORDER BY x.v->>${r.done("id")}, x.ord
       ) d
-      WHERE o.id = d.v->>'id' AND o.status <> 'done'
+      WHERE o.id = d.v->>${r.done("id")} AND o.status <> 'done'
         AND (NOT d.by_row OR (o.stream = d.consumer AND o.category <> 'event'))
       RETURNING d.by_row)
     SELECT count(*) FILTER (WHERE upd.by_row) INTO v_rows FROM upd;
@@ -293,10 +311,11 @@ BEGIN
   -- 7. Every applied commit's answer, in one statement: the commits of v_go are those with a base
   --    version and no answer yet (a refused or duplicate commit has its answer; one left to the
   --    fallback has no base).
-  ${options.keyed ? KEYED_ANSWERS_SQL : ANSWERS_SQL}
+  ${keyed ? KEYED_ANSWERS_SQL : answersSql(r)}
 END
 $oncely$;
 ${options.withBatchFunction === false ? "" : batchFunctionSql(t)}`;
+};
 
 const batchFunctionSql = (t: Tables): string => `
 CREATE OR REPLACE FUNCTION ${t.commitBatchFunction}(p_commits text[], p_channel text) RETURNS text[]

@@ -77,7 +77,7 @@ const READ_RETRIES = 3;
  * processes wake.
  *
  * Group commit: commits that arrive while batches are in flight queue up and go together as one
- * call of `oncely_commit_keyed` (one statement, one round trip, one WAL flush), applied set-wise
+ * call of `oncely_commit_packed` (one statement, one round trip, one WAL flush), applied set-wise
  * with the per-commit `oncely_commit` as fallback; each keeps its own result (see commit-batch.ts,
  * commit-json-function.ts, commit-set-function.ts and commit-function.ts). Up to 3 batches are in
  * flight, and a burst is spread over two of them; writes sharing a key keep their submit order.

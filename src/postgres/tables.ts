@@ -21,9 +21,14 @@ export interface Tables {
   commitBatchFunction: string;
   /** The batch as one JSON text in and out (migration 8, see commit-json-function.ts). */
   commitJsonFunction: string;
-  /** The same with the client naming the commits that share a key (migration 10): what the client calls. */
+  /** The same with the client naming the commits that share a key (migration 10). */
   commitKeyedFunction: string;
   commitSetKeyedFunction: string;
+  /** The same with each commit's rows packed as arrays (migration 11, packed-rows.ts): what the client calls. */
+  commitPackedFunction: string;
+  commitSetPackedFunction: string;
+  /** A packed commit in the object format, for the per-commit path (migration 11). */
+  unpackFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
   /** The journal transport's log (migration 4) and its append function. */
@@ -63,6 +68,9 @@ export function tables(schema: string): Tables {
     commitJsonFunction: `${q}.oncely_commit_json`,
     commitKeyedFunction: `${q}.oncely_commit_keyed`,
     commitSetKeyedFunction: `${q}.oncely_commit_set_keyed`,
+    commitPackedFunction: `${q}.oncely_commit_packed`,
+    commitSetPackedFunction: `${q}.oncely_commit_set_packed`,
+    unpackFunction: `${q}.oncely_unpack`,
     channel: channelName("oncely_outbox", schema),
     published: `${q}.published`,
     publishFunction: `${q}.oncely_publish`,

@@ -277,14 +277,15 @@ describe.skipIf(!service.available)(
     for (const [fn, from] of [
       ["oncely_commit_json", 500],
       ["oncely_commit_keyed", 510],
+      ["oncely_commit_packed", 520],
     ] as const) {
       it(`fails alone a commit of a batch whose JSON the server cannot hold as jsonb (a NUL byte); the others land (${fn})`, async () => {
         // The client refuses such text before it leaves (storable-text.ts), so the batch is sent by
         // hand: this is the server's own defence, the batch split as json when jsonb refuses it.
         const t = tables(schema);
         const [a, b, c] = [from + 1, from + 2, from + 3];
-        const texts = [a, b, c].map((n) => commitJson(encodeCommit(order(n))));
-        texts[1] = (texts[1] as string).replace(`"data":{"n":${b}}`, '"data":{"n":"x\\u0000"}');
+        const texts = [a, b, c].map((n) => commitJson(encodeCommit(order(n)), fn === "oncely_commit_packed"));
+        texts[1] = (texts[1] as string).replace(`{"n":${b}}`, '{"n":"x\\u0000"}');
         expect(texts[1]).toContain("\\u0000");
         const client = new pg.Client({ connectionString: PG_URL });
         await client.connect();
@@ -293,11 +294,10 @@ describe.skipIf(!service.available)(
           const { rows } =
             fn === "oncely_commit_json"
               ? await client.query(`SELECT ${t.commitJsonFunction}($1::text, $2) AS r`, [batch, t.channel])
-              : await client.query(`SELECT ${t.commitKeyedFunction}($1::text, $2::integer[], $3) AS r`, [
-                  batch,
-                  [],
-                  t.channel,
-                ]);
+              : await client.query(
+                  `SELECT ${fn === "oncely_commit_keyed" ? t.commitKeyedFunction : t.commitPackedFunction}($1::text, $2::integer[], $3) AS r`,
+                  [batch, [], t.channel],
+                );
           const parsed = JSON.parse(rows[0].r as string) as
             | Record<string, unknown>[]
             | { results: Record<string, unknown>[] };
