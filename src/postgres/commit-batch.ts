@@ -19,6 +19,7 @@ import {
 import type { BatchOutcome } from "../journal/group-commit.js";
 import type { CommitResult } from "../journal/types.js";
 import { mapPgError } from "./errors.js";
+import { DONE_FIELDS, EVENT_FIELDS, OUTBOX_FIELDS } from "./packed-rows.js";
 import { prepared } from "./prepared.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
@@ -53,6 +54,33 @@ const arr = <T>(items: readonly T[], each: (item: T) => string): string => {
   return `[${out}]`;
 };
 
+/**
+ * One row: its values in the order of `fields` (packed-rows.ts), as a positional array (packed) or
+ * as an object named by the same list, so the two formats cannot disagree on a field's place.
+ */
+const row = (fields: readonly string[], values: readonly string[], packed: boolean): string => {
+  let out = "";
+  for (let i = 0; i < fields.length; i++) {
+    const member = packed ? (values[i] as string) : field(fields[i] as string, values[i]);
+    out = i === 0 ? member : `${out},${member}`;
+  }
+  return packed ? `[${out}]` : `{${out}}`;
+};
+
+const PARK_FIELDS = ["consumer", "source", "version", "message"] as const;
+const UNPARK_FIELDS = ["consumer", "source", "version"] as const;
+const DEAD_FIELDS = [
+  "id",
+  "consumer",
+  "message_id",
+  "payload",
+  "error",
+  "stack",
+  "attempts",
+  "first_failed_at",
+  "last_failed_at",
+] as const;
+
 /** An array member, always written (the object format). */
 const always = <T>(key: string, items: readonly T[], each: (item: T) => string): string => field(key, arr(items, each));
 /** An array member left out when empty (the packed format's rarely filled arrays, packed-rows.ts). */
@@ -73,16 +101,11 @@ export function commitJson(c: EncodedCommit, packed = false): string {
     field(
       "events",
       arr(c.events, (e) =>
-        packed
-          ? `[${str(e.eventId)},${str(e.type)},${e.data},${str(e.causationId)},${str(e.correlationId)},${num(e.schemaVersion)}]`
-          : obj(
-              field("event_id", str(e.eventId)),
-              field("type", str(e.type)),
-              field("data", e.data),
-              field("causation_id", str(e.causationId)),
-              field("correlation_id", str(e.correlationId)),
-              field("schema_version", num(e.schemaVersion)),
-            ),
+        row(
+          EVENT_FIELDS,
+          [str(e.eventId), str(e.type), e.data, str(e.causationId), str(e.correlationId), num(e.schemaVersion)],
+          packed,
+        ),
       ),
     ),
     field(
@@ -117,54 +140,46 @@ export function commitJson(c: EncodedCommit, packed = false): string {
     field(
       "outbox",
       arr(c.outbox, (o) =>
-        packed
-          ? `[${str(o.id)},${str(o.category)},${str(o.kind)},${str(o.stream)},${o.payload},${num(o.notBefore)},${str(
-              o.leaseOwner,
-            )},${num(o.leaseUntil)},${num(o.attempts)},${o.result}]`
-          : obj(
-              field("id", str(o.id)),
-              field("category", str(o.category)),
-              field("kind", str(o.kind)),
-              field("stream", str(o.stream)),
-              field("payload", o.payload),
-              field("not_before", num(o.notBefore)),
-              field("lease_owner", str(o.leaseOwner)),
-              field("lease_until", num(o.leaseUntil)),
-              field("attempts", num(o.attempts)),
-              field("result", o.result),
-            ),
+        row(
+          OUTBOX_FIELDS,
+          [
+            str(o.id),
+            str(o.category),
+            str(o.kind),
+            str(o.stream),
+            o.payload,
+            num(o.notBefore),
+            str(o.leaseOwner),
+            num(o.leaseUntil),
+            num(o.attempts),
+            o.result,
+          ],
+          packed,
+        ),
       ),
     ),
     field(
       "done",
-      arr(c.outboxDone, (d) =>
-        packed
-          ? `[${str(d.id)},${str(d.outcome)},${d.result}]`
-          : obj(field("id", str(d.id)), field("outcome", str(d.outcome)), field("result", d.result)),
-      ),
+      arr(c.outboxDone, (d) => row(DONE_FIELDS, [str(d.id), str(d.outcome), d.result], packed)),
     ),
-    list("park", c.park, (p) =>
-      obj(
-        field("consumer", str(p.consumer)),
-        field("source", str(p.source)),
-        field("version", num(p.version)),
-        field("message", p.message),
-      ),
-    ),
-    list("unpark", c.unpark, (p) =>
-      obj(field("consumer", str(p.consumer)), field("source", str(p.source)), field("version", num(p.version))),
-    ),
+    // The rarely filled arrays keep their objects in both formats.
+    list("park", c.park, (p) => row(PARK_FIELDS, [str(p.consumer), str(p.source), num(p.version), p.message], false)),
+    list("unpark", c.unpark, (p) => row(UNPARK_FIELDS, [str(p.consumer), str(p.source), num(p.version)], false)),
     list("dead", c.deadLetters, (d) =>
-      obj(
-        field("id", str(d.id)),
-        field("consumer", str(d.consumer)),
-        field("message_id", str(d.messageId)),
-        field("payload", d.payload),
-        field("error", str(d.error)),
-        field("stack", str(d.stack)),
-        field("attempts", num(d.attempts)),
-        field("first_failed_at", num(d.firstFailedAt)),
-        field("last_failed_at", num(d.lastFailedAt)),
+      row(
+        DEAD_FIELDS,
+        [
+          str(d.id),
+          str(d.consumer),
+          str(d.messageId),
+          d.payload,
+          str(d.error),
+          str(d.stack),
+          num(d.attempts),
+          num(d.firstFailedAt),
+          num(d.lastFailedAt),
+        ],
+        false,
       ),
     ),
     list("docs", c.documents, (d) =>
