@@ -1,6 +1,6 @@
 import { identity } from "./commit-function.js";
 import { KEY_LOOKUP_PLANS } from "./key-lookup-plans.js";
-import { objectRowFields, packedRowFields, type RowFields } from "./packed-rows.js";
+import { objectRowFields, packedRowFields } from "./packed-rows.js";
 import type { Tables } from "./tables.js";
 
 /**
@@ -47,14 +47,14 @@ import type { Tables } from "./tables.js";
  * on one connection), three runs each, before and after alternating: server CPU per 50-commit
  * batch 3.02–3.08 ms before, 2.69–2.77 ms after; wall per batch (mean) 3.35–3.54 ms, 3.05–3.13 ms.
  */
-/** Step 1 computed by the server, for a client that does not name the commits sharing a key. */
-const laterSql = (r: RowFields): string => `  v_later := ARRAY(
+/** Step 1 computed by the server, for a client that does not name the commits sharing a key (object format only). */
+const LATER_SQL = `  v_later := ARRAY(
     SELECT DISTINCT f.ord FROM (
       SELECT k.ord, min(k.ord) OVER (PARTITION BY k.k) AS first FROM (
         SELECT c.ord, 's' || (c.j->>'stream') AS k FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'stream'
         UNION ALL SELECT c.ord, 'i' || (c.j#>>'{inbox,consumer}') || chr(1) || (c.j#>>'{inbox,message_id}')
           FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j->'inbox' IS NOT NULL
-        UNION ALL SELECT c.ord, 'o' || (x.v->>${r.outbox("id")}) FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
+        UNION ALL SELECT c.ord, 'o' || (x.v->>'id') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord),
           jsonb_array_elements(coalesce(c.j->'outbox', '[]') || coalesce(c.j->'done', '[]')) x(v) WHERE NOT c.j ? 'update'
         UNION ALL SELECT c.ord, 'o' || (c.j#>>'{update,id}') FROM unnest(v_c) WITH ORDINALITY AS c(j, ord) WHERE c.j ? 'update'
       ) k
@@ -62,11 +62,11 @@ const laterSql = (r: RowFields): string => `  v_later := ARRAY(
 `;
 
 /** Step 7: each applied commit's whole answer, its version and the outbox rows it inserted with their seq. */
-const answersSql = (r: RowFields): string => `  results := ARRAY(
+const ANSWERS_SQL = `  results := ARRAY(
     SELECT CASE WHEN results[i] IS NULL AND v_base[i] IS NOT NULL
       THEN '{"version": ' || (v_base[i] + jsonb_array_length(v_c[i]->'events')) || ', "inserted": ' || coalesce((
         SELECT jsonb_agg(jsonb_build_array(d.id, v_seqs->d.id) ORDER BY (v_seqs->>d.id)::bigint)
-        FROM (SELECT DISTINCT x.v->>${r.outbox("id")} AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
+        FROM (SELECT DISTINCT x.v->>'id' AS id FROM jsonb_array_elements(v_c[i]->'outbox') AS x(v)) d
         WHERE v_seqs ? d.id), '[]') || '}'
       ELSE results[i] END
     FROM generate_series(1, v_n) AS i ORDER BY i);
@@ -132,7 +132,7 @@ BEGIN
 
   -- 1. Commits sharing a key (stream, inbox key, outbox id) with an EARLIER commit of the batch:
   --    left to the per-commit path, which runs them after the set path, in batch order.
-  ${keyed ? "-- Named by the client (see commit-json-function.ts).\n  v_later := coalesce(p_later, '{}');\n" : laterSql(r)}
+  ${keyed ? "-- Named by the client (see commit-json-function.ts).\n  v_later := coalesce(p_later, '{}');\n" : LATER_SQL}
   -- 2. In ONE pass over the batch: which commits the set path takes, their stream's current
   --    version, and the guards that need no write (a version conflict or a reused effect key
   --    answers the commit here). Every aggregate is in batch order, one element per commit.
@@ -311,7 +311,7 @@ BEGIN
   -- 7. Every applied commit's answer, in one statement: the commits of v_go are those with a base
   --    version and no answer yet (a refused or duplicate commit has its answer; one left to the
   --    fallback has no base).
-  ${keyed ? KEYED_ANSWERS_SQL : answersSql(r)}
+  ${keyed ? KEYED_ANSWERS_SQL : ANSWERS_SQL}
 END
 $oncely$;
 ${options.withBatchFunction === false ? "" : batchFunctionSql(t)}`;
