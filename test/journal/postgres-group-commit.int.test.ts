@@ -187,6 +187,40 @@ describe.skipIf(!service.available)(
       }
     });
 
+    it("writes the snapshots of a set-path batch, and answers the commits it leaves to the per-commit path", async () => {
+      const journal = postgresJournal({ connectionString: PG_URL, schema, groupCommit: { spreadOver: 1 } });
+      try {
+        const snapshotOf = (n: number) => ({ version: 1, schemaVersion: 1, state: { n } });
+        // One turn: one batch. Two commits with snapshots and one without go through the set
+        // path; the second commit to stream 802 shares its stream with the first, so the set
+        // path leaves it to the per-commit path, which runs it after, at version 1.
+        const batch = [
+          journal.commit({ ...order(800), snapshot: snapshotOf(800) }),
+          journal.commit(order(801)),
+          journal.commit({ ...order(802), snapshot: snapshotOf(802) }),
+          journal.commit({
+            stream: "order/802",
+            expectedVersion: 1,
+            events: [{ eventId: `paid-802-${Math.random()}`, type: "Paid", data: {} }],
+            snapshot: { version: 2, schemaVersion: 1, state: { n: 802, paid: true } },
+            now: 2,
+          }),
+        ];
+        const results = await Promise.all(batch);
+        expect(results.map((r) => r.version)).toEqual([1, 1, 1, 2]);
+        expect(journal.groupCommitStats).toMatchObject({ batches: 1, commits: 4 });
+        expect((await journal.latestSnapshot("order/800"))?.state).toEqual({ n: 800 });
+        expect(await journal.latestSnapshot("order/801")).toBeUndefined();
+        expect(await journal.latestSnapshot("order/802")).toMatchObject({ version: 2, state: { n: 802, paid: true } });
+        // A batch where no commit has a snapshot writes none, and every commit is answered by the set path.
+        const plain = await Promise.all([journal.commit(order(803)), journal.commit(order(804))]);
+        expect(plain.map((r) => r.version)).toEqual([1, 1]);
+        expect(await journal.latestSnapshot("order/803")).toBeUndefined();
+      } finally {
+        await journal.close();
+      }
+    });
+
     it("gives each commit of one batch its own fate: conflicts, duplicates and reused keys fail alone, the others land", async () => {
       const journal = postgresJournal({ connectionString: PG_URL, schema });
       try {
