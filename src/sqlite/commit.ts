@@ -19,7 +19,10 @@ import type { Sql } from "./sql.js";
  * - the version is read (one indexed max);
  * - the inbox row is inserted with ON CONFLICT DO NOTHING: not inserted is the duplicate, and it
  *   comes before any write of the commit, so that refusal needs no rollback either; a final outcome
- *   whose row the consumer holds reads that row instead (done is the duplicate; see `InboxEntry`);
+ *   whose row the consumer holds finishes that row instead (its done transition is the record, one
+ *   update), and the row is read only when the update finds no open row the consumer holds: held
+ *   and done is the duplicate (nothing written yet), held by no one here goes to the inbox (see
+ *   `InboxEntry`);
  * - the checkpoint is read;
  * - outbox rows are inserted with ON CONFLICT DO NOTHING before the events; the held row is read
  *   and compared only for an effect row that was not inserted (a key requested again).
@@ -42,11 +45,20 @@ export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { resu
   if (c.stream !== undefined && c.expectedVersion !== undefined && c.expectedVersion !== current) {
     throw new VersionConflictError(c.stream, c.expectedVersion, current);
   }
+  let finished: string | undefined;
   if (c.inbox) {
-    // A final outcome whose row the consumer holds: the row's done transition (below) is the record.
-    const held = c.inbox.outcomeOf === undefined ? undefined : heldOutcomeRow(sql, c.inbox.outcomeOf, c.inbox.consumer);
+    // A final outcome whose row the consumer holds: the row's done transition is the record. It is
+    // tried first, as one statement; only when it finds no open row the consumer holds is the row
+    // read, to tell a duplicate (held and done) from a row held by no one here (the inbox records it).
+    const outcomeOf = c.inbox.outcomeOf;
+    if (outcomeOf !== undefined && finishHeldRow(sql, c, outcomeOf, c.inbox.consumer)) {
+      finished = outcomeOf;
+      mark.written = true;
+    }
+    const held =
+      finished !== undefined || outcomeOf === undefined ? undefined : heldOutcomeRow(sql, outcomeOf, c.inbox.consumer);
     if (held?.status === "done") throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
-    if (!held) {
+    if (!held && finished === undefined) {
       const stored = sql
         .stmt("INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
         .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
@@ -62,8 +74,24 @@ export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { resu
     const actual = row?.version ?? 0;
     if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
   }
-  return applyWrites(sql, c, current, mark);
+  return applyWrites(sql, c, current, mark, finished);
 }
+
+/**
+ * The done transition of the outbox row a final outcome finishes, when `consumer` holds it and it
+ * is not done yet (see `holdsOutcomeRow`, stated here in SQL); true when it was made. The commit's
+ * first done entry for the row is the one applied, as in the done loop of `applyWrites`.
+ */
+function finishHeldRow(sql: Sql, c: EncodedCommit, id: string, consumer: string): boolean {
+  const done = c.outboxDone.find((d) => d.id === id);
+  if (!done) return false; // encodeCommit refuses such a commit; kept total for the type
+  return sql.stmt(HELD_DONE_SQL).run(done.outcome, done.result, c.now, id, consumer).changes === 1;
+}
+
+const DONE_SQL = `UPDATE outbox SET status = 'done', outcome = ?, result = ?, lease_owner = NULL, lease_until = NULL,
+  updated_at = ? WHERE id = ? AND status <> 'done'`;
+/** The same, only for a row `consumer` holds (`holdsOutcomeRow`). */
+const HELD_DONE_SQL = `${DONE_SQL} AND stream = ? AND category <> 'event'`;
 
 /** The outbox row a final outcome finishes, when `consumer` holds it (see `holdsOutcomeRow`). */
 function heldOutcomeRow(sql: Sql, id: string, consumer: string): { status: string } | undefined {
@@ -90,6 +118,7 @@ function applyWrites(
   c: EncodedCommit,
   current: number,
   mark: WriteMark,
+  finished: string | undefined,
 ): { result: CommitResult; added: number } {
   let added = 0;
   const inserted: { id: string; seq: number }[] = [];
@@ -161,11 +190,9 @@ function applyWrites(
       )
       .run(c.stream, c.snapshot.version, c.snapshot.schemaVersion, c.snapshot.state, c.now);
   }
-  const markDone = sql.stmt(
-    `UPDATE outbox SET status = 'done', outcome = ?, result = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
-     WHERE id = ? AND status <> 'done'`,
-  );
-  for (const done of c.outboxDone) markDone.run(done.outcome, done.result, c.now, done.id);
+  const markDone = sql.stmt(DONE_SQL);
+  // The row finished as the outcome's record is done already: its entries would change nothing.
+  for (const done of c.outboxDone) if (done.id !== finished) markDone.run(done.outcome, done.result, c.now, done.id);
   if (c.checkpoint) {
     sql
       .stmt(
