@@ -221,6 +221,50 @@ describe.skipIf(!service.available)(
       }
     });
 
+    it("refuses alone a commit reusing an effect key held before its batch; the batch's other commits land", async () => {
+      const journal = postgresJournal({ connectionString: PG_URL, schema, groupCommit: { spreadOver: 1 } });
+      try {
+        await journal.commit(order(810));
+        // One batch, no key shared within it: every commit is the set path's, the reuse included.
+        const batch = [
+          journal.commit(order(811)),
+          journal.commit({
+            ...order(812),
+            outbox: [
+              { id: "charge-810", category: "effect", kind: "charge", stream: "order/812", payload: {}, notBefore: 1 },
+            ],
+          }),
+          // The same key asked for again with the same request is no reuse: nothing to insert, no error.
+          journal.commit({
+            ...order(813),
+            outbox: [
+              {
+                id: "charge-810",
+                category: "effect",
+                kind: "charge",
+                stream: "order/810",
+                payload: { n: 810 },
+                notBefore: 1,
+              },
+            ],
+          }),
+          journal.commit(order(814)),
+        ];
+        const outcomes = await Promise.allSettled(batch);
+        expect(journal.groupCommitStats).toMatchObject({ batches: 2, largest: 4 });
+        expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+        const reused = (outcomes[1] as PromiseRejectedResult).reason;
+        expect(reused).toBeInstanceOf(IdempotencyKeyReusedError);
+        expect(String(reused.message)).toContain("charge-810");
+        expect(await journal.streamVersion("order/812")).toBe(0);
+        expect((outcomes[2] as PromiseFulfilledResult<{ inserted?: unknown[] }>).value.inserted).toEqual([]);
+        for (const n of [811, 813, 814]) expect(await journal.streamVersion(`order/${n}`)).toBe(1);
+        expect((await journal.getOutbox("charge-810"))?.stream).toBe("order/810");
+      } finally {
+        await journal.close();
+      }
+    });
+
     it("gives each commit of one batch its own fate: conflicts, duplicates and reused keys fail alone, the others land", async () => {
       const journal = postgresJournal({ connectionString: PG_URL, schema });
       try {
