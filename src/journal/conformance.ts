@@ -849,6 +849,25 @@ export function journalConformance(
         expect((await j.claimOutbox({ ...opts, owner: "r1", now: T0 + 7 })).map((r) => r.id)).toEqual(["c2"]);
       });
 
+      it("claims effects in stream order too when asked (nothing in oncely asks; a journal still answers it)", async () => {
+        await j.commit({
+          outbox: [
+            outboxRow("e1", { category: "effect", stream: "order/e" }),
+            outboxRow("e2", { category: "effect", stream: "order/e" }),
+            outboxRow("m1", { category: "message", stream: "order/e" }),
+          ],
+          now: T0,
+        });
+        const opts = { now: T0, leaseMs: 1_000, limit: 10, inStreamOrder: true };
+        // Each category keeps its own order: the message is not held back by the effects.
+        expect((await j.claimOutbox({ ...opts, owner: "o1" })).map((r) => r.id)).toEqual(["e1", "m1"]);
+        expect(await j.claimOutbox({ ...opts, owner: "o2", now: T0 + 10, categories: ["effect"] })).toEqual([]);
+        expect(await j.updateOutbox("e1", "o1", { status: "done", outcome: "completed" }, T0 + 11)).toBe(true);
+        expect(
+          (await j.claimOutbox({ ...opts, owner: "o2", now: T0 + 12, categories: ["effect"] })).map((r) => r.id),
+        ).toEqual(["e2"]);
+      });
+
       it("updates a row only for its lease owner, and never a done row", async () => {
         await j.commit({ outbox: [outboxRow("k1")], now: T0 });
         await j.claimOutbox({ owner: "d1", now: T0, leaseMs: 100, limit: 1 });

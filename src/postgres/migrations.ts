@@ -2,7 +2,7 @@ import type pg from "pg";
 import { commitFunctionSql } from "./commit-function.js";
 import { commitJsonFunctionSql } from "./commit-json-function.js";
 import { commitSetFunctionSql } from "./commit-set-function.js";
-import { openRowIndexesSql } from "./key-lookup-plans.js";
+import { openRowIndexesSql, streamOrderWithoutEffectsSql } from "./key-lookup-plans.js";
 import { publishedLogSql } from "./published-log.js";
 import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
@@ -143,6 +143,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   // The same, with no statement for parts no commit of the batch has: snapshots, and the commits
   // the set path left unanswered (each such statement costs its executor start every batch).
   { version: 12, sql: (t) => commitJsonFunctionSql(t, { packed: true }) },
+  // The stream-order index without effect rows: only claims in stream order read it, never for effects.
+  { version: 13, sql: (t) => streamOrderWithoutEffectsSql(t.qschema, t.outbox) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

@@ -22,9 +22,18 @@ const CLAIMED_COLUMNS = OUTBOX_COLUMNS.split(", ")
   .map((column) => `o.${column}`)
   .join(", ");
 
-export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Promise<OutboxRow[]> {
-  const result = await q.query(
-    `WITH due AS MATERIALIZED (
+/**
+ * Whether a claim can take no effect row: then its stream-order probe may say so, and the planner
+ * uses the stream-order index, which holds no effect rows (migration 13). The words change nothing
+ * a claim answers: the probe already compares categories, and these hold no effect.
+ */
+const withoutEffects = (o: ClaimOptions): boolean =>
+  o.categories !== undefined && o.categories.length > 0 && !o.categories.includes("effect");
+
+/** The claim statement and its parameters (exported for the plan test). */
+export function claimStatement(t: Tables, o: ClaimOptions): { text: string; values: unknown[] } {
+  return {
+    text: `WITH due AS MATERIALIZED (
        SELECT c.id FROM ${t.outbox} c
        WHERE c.status = ANY($4::text[]) AND c.status NOT IN ('done', 'dead')
          AND ($5::text[] IS NULL OR c.category = ANY($5::text[]))
@@ -33,14 +42,14 @@ export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Pro
          AND (NOT $6::boolean OR NOT EXISTS (
            SELECT 1 FROM ${t.outbox} e
            WHERE e.stream = c.stream AND e.category = c.category AND e.seq < c.seq
-             AND e.status NOT IN ('done', 'dead')))
+             AND e.status NOT IN ('done', 'dead')${withoutEffects(o) ? " AND e.category <> 'effect'" : ""}))
        ORDER BY c.seq
        LIMIT $7
        FOR UPDATE SKIP LOCKED)
      UPDATE ${t.outbox} o SET lease_owner = $1, lease_until = $2, updated_at = $3
      FROM due WHERE o.id = due.id
      RETURNING ${CLAIMED_COLUMNS}`,
-    [
+    values: [
       o.owner,
       o.now + o.leaseMs,
       o.now,
@@ -49,7 +58,12 @@ export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Pro
       o.inStreamOrder === true,
       sqlLimit(o.limit),
     ],
-  );
+  };
+}
+
+export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Promise<OutboxRow[]> {
+  const { text, values } = claimStatement(t, o);
+  const result = await q.query(text, values);
   return result.rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
 }
 
