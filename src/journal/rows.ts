@@ -40,6 +40,15 @@ export function newOutboxRow(row: NewOutboxRow, now: number, seq: number): Outbo
   };
 }
 
+/**
+ * Whether a claim can take no effect row. Then an SQL back end's stream-order probe says so in
+ * words (`category <> 'effect'`), which change nothing it answers (the probe compares categories,
+ * and these hold no effect) but let the planner prove that the stream-order index, which holds no
+ * effect rows, applies (PostgreSQL and SQLite migration 13).
+ */
+export const takesNoEffects = (o: ClaimOptions): boolean =>
+  o.categories !== undefined && o.categories.length > 0 && !o.categories.includes("effect");
+
 /** A finished row (done or dead) is never claimed, whatever statuses a claim asks for. */
 export const isFinished = (status: OutboxRow["status"]): boolean => status === "done" || status === "dead";
 

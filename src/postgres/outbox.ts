@@ -1,3 +1,4 @@
+import { takesNoEffects } from "../journal/rows.js";
 import { outboxRow } from "../journal/sql-rows.js";
 import type { ClaimOptions, OutboxFilter, OutboxRow } from "../journal/types.js";
 import { OUTBOX_COLUMNS } from "./columns.js";
@@ -22,14 +23,6 @@ const CLAIMED_COLUMNS = OUTBOX_COLUMNS.split(", ")
   .map((column) => `o.${column}`)
   .join(", ");
 
-/**
- * Whether a claim can take no effect row: then its stream-order probe may say so, and the planner
- * uses the stream-order index, which holds no effect rows (migration 13). The words change nothing
- * a claim answers: the probe already compares categories, and these hold no effect.
- */
-const withoutEffects = (o: ClaimOptions): boolean =>
-  o.categories !== undefined && o.categories.length > 0 && !o.categories.includes("effect");
-
 /** The claim statement and its parameters (exported for the plan test). */
 export function claimStatement(t: Tables, o: ClaimOptions): { text: string; values: unknown[] } {
   return {
@@ -42,7 +35,7 @@ export function claimStatement(t: Tables, o: ClaimOptions): { text: string; valu
          AND (NOT $6::boolean OR NOT EXISTS (
            SELECT 1 FROM ${t.outbox} e
            WHERE e.stream = c.stream AND e.category = c.category AND e.seq < c.seq
-             AND e.status NOT IN ('done', 'dead')${withoutEffects(o) ? " AND e.category <> 'effect'" : ""}))
+             AND e.status NOT IN ('done', 'dead')${takesNoEffects(o) ? " AND e.category <> 'effect'" : ""}))
        ORDER BY c.seq
        LIMIT $7
        FOR UPDATE SKIP LOCKED)

@@ -110,6 +110,22 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
+  // The outbox's claim and stream-order indexes hold only unfinished rows (as PostgreSQL's since its
+  // migration 7), and the stream-order index no effect rows: only claims in stream order read it
+  // (the event relay's), and each effect row paid an entry at a random page (its stream) that
+  // nothing looked up, and a page written to the WAL for it. A finished row leaves the claim index
+  // instead of moving within it. Measured on the order workflow (`node bench/workflow.js sqlite
+  // --orders 10000 --warmup 1000`, built sources, eight pairs): 4,119 orders/s mean against 3,896.
+  {
+    version: 13,
+    sql: `
+      DROP INDEX outbox_claim;
+      CREATE INDEX outbox_claim ON outbox (status, not_before) WHERE status NOT IN ('done', 'dead');
+      DROP INDEX outbox_stream_order;
+      CREATE INDEX outbox_stream_order ON outbox (stream, category, seq)
+        WHERE status NOT IN ('done', 'dead') AND category <> 'effect';
+    `,
+  },
 ];
 
 export function migrate(sql: Sql): void {

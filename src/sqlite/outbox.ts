@@ -1,3 +1,4 @@
+import { takesNoEffects } from "../journal/rows.js";
 import { outboxRow } from "../journal/sql-rows.js";
 import type { ClaimOptions, OutboxFilter, OutboxRow, OutboxUpdate } from "../journal/types.js";
 import { type Sql, sqliteLimit } from "./sql.js";
@@ -5,12 +6,19 @@ import { type Sql, sqliteLimit } from "./sql.js";
 /**
  * Select the due rows and take their lease in one statement, run by the caller inside
  * `BEGIN IMMEDIATE`: no other connection can claim between our read and our write.
- * `inStreamOrder` skips a row while an earlier row of its stream and category is unfinished.
+ * `inStreamOrder` skips a row while an earlier row of its stream and category is unfinished. Both
+ * indexes it reads hold only unfinished rows, and the stream-order one no effect rows (migration
+ * 13): the statement says `status NOT IN ('done', 'dead')` (and, for a claim that can take no
+ * effect, `category <> 'effect'`) in the same words, which is how SQLite lets a partial index serve.
  */
 export function claimOutbox(sql: Sql, o: ClaimOptions): OutboxRow[] {
-  const rows = sql
-    .stmt(
-      `UPDATE outbox SET lease_owner = @owner, lease_until = @leaseUntil, updated_at = @now
+  const rows = sql.stmt(claimSql(o)).all(claimParameters(o));
+  return rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
+}
+
+/** The claim statement (exported for the plan test). */
+export const claimSql = (o: ClaimOptions): string =>
+  `UPDATE outbox SET lease_owner = @owner, lease_until = @leaseUntil, updated_at = @now
        WHERE id IN (
          SELECT c.id FROM outbox c
          WHERE c.status IN (SELECT value FROM json_each(@statuses)) AND c.status NOT IN ('done', 'dead')
@@ -20,21 +28,20 @@ export function claimOutbox(sql: Sql, o: ClaimOptions): OutboxRow[] {
            AND (@ordered = 0 OR NOT EXISTS (
              SELECT 1 FROM outbox e
              WHERE e.stream = c.stream AND e.category = c.category AND e.seq < c.seq
-               AND e.status NOT IN ('done', 'dead')))
+               AND e.status NOT IN ('done', 'dead')${takesNoEffects(o) ? " AND e.category <> 'effect'" : ""}))
          ORDER BY c.seq LIMIT @limit)
-       RETURNING *`,
-    )
-    .all({
-      owner: o.owner,
-      leaseUntil: o.now + o.leaseMs,
-      now: o.now,
-      statuses: JSON.stringify(o.statuses ?? ["pending"]),
-      categories: o.categories ? JSON.stringify(o.categories) : null,
-      ordered: o.inStreamOrder ? 1 : 0,
-      limit: sqliteLimit(o.limit),
-    });
-  return rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
-}
+       RETURNING *`;
+
+/** Its named parameters. */
+export const claimParameters = (o: ClaimOptions) => ({
+  owner: o.owner,
+  leaseUntil: o.now + o.leaseMs,
+  now: o.now,
+  statuses: JSON.stringify(o.statuses ?? ["pending"]),
+  categories: o.categories ? JSON.stringify(o.categories) : null,
+  ordered: o.inStreamOrder ? 1 : 0,
+  limit: sqliteLimit(o.limit),
+});
 
 /**
  * Apply an update to a row that is not done; with `owner`, only while that owner holds the lease.
