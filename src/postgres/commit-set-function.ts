@@ -36,11 +36,11 @@ import type { Tables } from "./tables.js";
  * (migration 12: `npm run bench -- replay --orders 4000`, eight pairs alternating, 1.31 ms mean
  * against 1.42, lower in all eight).
  * What the guards cannot see either is another transaction racing on the same keys (an append to
- * the same stream, an event id already used): the insert then raises or the check after it fails, the whole set path rolls back (its one
- * subtransaction), and `oncely_commit` applies the entire batch one commit at a time, as before,
- * where each such race is answered per commit. Any other error in the set path (a value the server
- * refuses, e.g. a NUL byte in JSON text) takes the same fallback, so the set path never decides a
- * commit's fate differently from the per-commit path.
+ * the same stream, an event id already used): the insert then raises or the check after it fails,
+ * the whole set path rolls back (its one subtransaction), and `oncely_commit` applies the entire
+ * batch one commit at a time, as before, where each such race is answered per commit. Any other
+ * error in the set path (a value the server refuses, e.g. a NUL byte in JSON text) takes the same
+ * fallback, so the set path never decides a commit's fate differently from the per-commit path.
  *
  * Migration 9 re-creates it (and every older migration now creates this text) with the same
  * answers in fewer passes: the guards in ONE scan of the batch instead of a CTE re-read once per

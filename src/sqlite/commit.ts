@@ -54,16 +54,18 @@ export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { resu
     if (outcomeOf !== undefined && finishHeldRow(sql, c, outcomeOf, c.inbox.consumer)) {
       finished = outcomeOf;
       mark.written = true;
-    }
-    const held =
-      finished !== undefined || outcomeOf === undefined ? undefined : heldOutcomeRow(sql, outcomeOf, c.inbox.consumer);
-    if (held?.status === "done") throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
-    if (!held && finished === undefined) {
-      const stored = sql
-        .stmt("INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
-      if (stored.changes === 0) throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
-      mark.written = true;
+    } else {
+      const held = outcomeOf === undefined ? undefined : heldOutcomeRow(sql, outcomeOf, c.inbox.consumer);
+      if (held?.status === "done") throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
+      if (!held) {
+        const stored = sql
+          .stmt(
+            "INSERT INTO inbox (consumer, message_id, reply, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+          )
+          .run(c.inbox.consumer, c.inbox.messageId, c.inbox.reply, c.now);
+        if (stored.changes === 0) throw new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId);
+        mark.written = true;
+      }
     }
   }
   if (c.checkpoint?.expected !== undefined) {
