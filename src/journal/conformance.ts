@@ -251,6 +251,23 @@ export function journalConformance(
         expect(await j.listStreams("nothing/")).toEqual([]);
       });
 
+      it("lists streams by prefix with their versions, as listStreams orders and limits them", async () => {
+        await j.commit({ stream: "order/2", events: events(3), now: T0 });
+        await j.commit({ stream: "order/10", events: events(1), now: T0 });
+        await j.commit({ stream: "ord_r/1", events: events(2), now: T0 });
+        await j.commit({ stream: "order/2", expectedVersion: 3, events: events(2), now: T0 });
+        expect(await j.listStreamVersions("order/")).toEqual([
+          { stream: "order/10", version: 1 },
+          { stream: "order/2", version: 5 },
+        ]);
+        expect(await j.listStreamVersions("order/", 1)).toEqual([{ stream: "order/10", version: 1 }]);
+        expect(await j.listStreamVersions("ord_")).toEqual([{ stream: "ord_r/1", version: 2 }]);
+        expect(await j.listStreamVersions("nothing/")).toEqual([]);
+        // A version moves with each commit, whoever made it: a reader keyed on it reads again.
+        await j.commit({ stream: "order/10", expectedVersion: 1, events: events(1), now: T0 });
+        expect((await j.listStreamVersions("order/1")).map((s) => s.version)).toEqual([2]);
+      });
+
       it("reads a large stream (20,000 events) in pages", async () => {
         const total = 20_000;
         const batch = 2_500;

@@ -28,6 +28,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StreamVersion,
 } from "./types.js";
 
 /** What the memory journal's fault hook may do to one commit (simulation only). */
@@ -220,6 +221,11 @@ export class MemoryJournal implements Journal {
       .filter((s) => s.startsWith(prefix))
       .sort()
       .slice(0, limit);
+  }
+
+  async listStreamVersions(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<StreamVersion[]> {
+    const names = await this.listStreams(prefix, limit);
+    return names.map((stream) => ({ stream, version: this.streams.get(stream)?.length ?? 0 }));
   }
 
   async claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {

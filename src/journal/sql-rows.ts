@@ -8,6 +8,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StreamVersion,
 } from "./types.js";
 
 /**
@@ -33,6 +34,11 @@ export const eventRecord = (r: Row): EventRecord => ({
   recordedAt: num(r.recorded_at),
   schemaVersion: num(r.schema_version),
 });
+
+export const streamVersionRecord = (r: Row): StreamVersion => ({ stream: r.stream, version: Number(r.version) });
+
+/** `listStreams` answered from `listStreamVersions`: one read serves both. */
+export const streamNames = (list: StreamVersion[]): string[] => list.map((s) => s.stream);
 
 export const snapshotRecord = (r: Row): SnapshotRecord => ({
   stream: r.stream,

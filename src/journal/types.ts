@@ -46,6 +46,12 @@ export interface SnapshotRecord {
   takenAt: number;
 }
 
+/** A stream and its current version (`listStreamVersions`). */
+export interface StreamVersion {
+  stream: string;
+  version: number;
+}
+
 /** What an outbox row stands for. */
 export type OutboxCategory = "effect" | "message" | "event";
 
@@ -298,6 +304,12 @@ export interface Journal {
   latestSnapshot(stream: string): Promise<SnapshotRecord | undefined>;
   /** Names of streams starting with a prefix (e.g. `order/`), sorted. */
   listStreams(prefix: string, limit?: number): Promise<string[]>;
+  /**
+   * The same streams with their current versions, in one read: a reader that keeps what it derived
+   * from each stream's state (a status, a summary) reads again only the streams whose version moved,
+   * whoever appended to them (another process too).
+   */
+  listStreamVersions(prefix: string, limit?: number): Promise<StreamVersion[]>;
 
   /** Claim due rows with a lease: rows whose lease is absent or expired and notBefore <= now. */
   claimOutbox(options: ClaimOptions): Promise<OutboxRow[]>;

@@ -11,6 +11,7 @@ import {
 } from "../journal/encode.js";
 import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
+import { streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
   Commit,
@@ -29,6 +30,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StreamVersion,
 } from "../journal/types.js";
 import { appendPublished } from "./append-published.js";
 import { commitBatch } from "./commit-batch.js";
@@ -217,8 +219,12 @@ export class PostgresJournal implements Journal {
     return this.read((q) => streams.latestSnapshot(q, this.tables, stream));
   }
 
-  listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
-    return this.read((q) => streams.listStreams(q, this.tables, prefix, limit));
+  async listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
+    return streamNames(await this.listStreamVersions(prefix, limit));
+  }
+
+  listStreamVersions(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<StreamVersion[]> {
+    return this.read((q) => streams.listStreamVersions(q, this.tables, prefix, limit));
   }
 
   claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {

@@ -1,5 +1,5 @@
-import { snapshotRecord } from "../journal/sql-rows.js";
-import type { SnapshotRecord } from "../journal/types.js";
+import { snapshotRecord, streamVersionRecord } from "../journal/sql-rows.js";
+import type { SnapshotRecord, StreamVersion } from "../journal/types.js";
 import { SNAPSHOT_COLUMNS } from "./columns.js";
 import { prepared } from "./prepared.js";
 import type { Queryable } from "./sql.js";
@@ -21,13 +21,19 @@ export async function latestSnapshot(q: Queryable, t: Tables, stream: string): P
   return result.rows[0] ? snapshotRecord(result.rows[0]) : undefined;
 }
 
-export async function listStreams(q: Queryable, t: Tables, prefix: string, limit: number): Promise<string[]> {
+/** Streams under a prefix with their versions; `listStreams` is the same read, names only. */
+export async function listStreamVersions(
+  q: Queryable,
+  t: Tables,
+  prefix: string,
+  limit: number,
+): Promise<StreamVersion[]> {
   // `stream >= prefix` starts the (stream, version) index scan at the prefix; starts_with checks it
   // exactly (LIKE would treat % and _ as wildcards). The column's "C" collation makes both bytewise.
   const result = await q.query(
-    `SELECT DISTINCT stream FROM ${t.events} WHERE stream >= $1 AND starts_with(stream, $1)
-     ORDER BY stream LIMIT $2`,
+    `SELECT stream, max(version) AS version FROM ${t.events} WHERE stream >= $1 AND starts_with(stream, $1)
+     GROUP BY stream ORDER BY stream LIMIT $2`,
     [prefix, sqlLimit(limit)],
   );
-  return result.rows.map((r: { stream: string }) => r.stream);
+  return result.rows.map(streamVersionRecord);
 }

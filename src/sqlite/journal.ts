@@ -7,6 +7,7 @@ import {
 } from "../journal/encode.js";
 import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
+import { streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
   Commit,
@@ -25,6 +26,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StreamVersion,
 } from "../journal/types.js";
 import { appendPublished } from "./append-published.js";
 import { type WriteMark, writeCommit } from "./commit.js";
@@ -213,7 +215,11 @@ export class SqliteJournal implements Journal {
   }
 
   listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
-    return this.run(() => streams.listStreams(this.sql, prefix, limit));
+    return this.run(() => streamNames(streams.listStreamVersions(this.sql, prefix, limit)));
+  }
+
+  listStreamVersions(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<StreamVersion[]> {
+    return this.run(() => streams.listStreamVersions(this.sql, prefix, limit));
   }
 
   claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {

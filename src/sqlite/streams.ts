@@ -1,5 +1,5 @@
-import { eventRecord, snapshotRecord } from "../journal/sql-rows.js";
-import type { EventRecord, SnapshotRecord } from "../journal/types.js";
+import { eventRecord, snapshotRecord, streamVersionRecord } from "../journal/sql-rows.js";
+import type { EventRecord, SnapshotRecord, StreamVersion } from "../journal/types.js";
 import { type Sql, sqliteLimit } from "./sql.js";
 
 export function readStream(sql: Sql, stream: string, fromVersion: number, limit: number): EventRecord[] {
@@ -20,16 +20,17 @@ export function latestSnapshot(sql: Sql, stream: string): SnapshotRecord | undef
   return row ? snapshotRecord(row) : undefined;
 }
 
-export function listStreams(sql: Sql, prefix: string, limit: number): string[] {
-  const max = sqliteLimit(limit);
+/** Streams under a prefix with their versions; `listStreams` is the same read, names only. */
+export function listStreamVersions(sql: Sql, prefix: string, limit: number): StreamVersion[] {
   // `stream >= prefix` lets the (stream, version) index start at the prefix; substr checks it exactly
-  // (LIKE would be case-insensitive and treat % and _ as wildcards).
-  return (
-    sql
-      .stmt(
-        `SELECT DISTINCT stream FROM events WHERE stream >= @prefix AND substr(stream, 1, length(@prefix)) = @prefix
-         ORDER BY stream LIMIT @limit`,
-      )
-      .all({ prefix, limit: max }) as { stream: string }[]
-  ).map((r) => r.stream);
+  // (LIKE would be case-insensitive and treat % and _ as wildcards). The index walk yields each
+  // stream's rows in version order, so the max costs nothing over DISTINCT.
+  return sql
+    .stmt(
+      `SELECT stream, max(version) AS version FROM events
+       WHERE stream >= @prefix AND substr(stream, 1, length(@prefix)) = @prefix
+       GROUP BY stream ORDER BY stream LIMIT @limit`,
+    )
+    .all({ prefix, limit: sqliteLimit(limit) })
+    .map(streamVersionRecord);
 }

@@ -3,8 +3,7 @@ import { InvalidInputError } from "oncely";
 import type { Registry } from "prom-client";
 import type { ShopContexts } from "../contexts.js";
 import { orderIdSchema } from "../integration/order-id.js";
-import type { OrderState } from "../ordering/state.js";
-import { deriveStatus, type OrderStatus } from "../ordering/status.js";
+import type { OrderStatuses, OrderSummary } from "./order-statuses.js";
 
 /** Everything the routes need, passed in: no globals, so two shops can live in one test. */
 export interface ShopContext {
@@ -23,6 +22,8 @@ export interface ShopContext {
   startedAt: number;
   /** Served at GET /metrics (Prometheus text format); absent: no /metrics route. */
   registry?: Registry;
+  /** The orders' statuses for the listings (`listOrders`), kept between calls. */
+  orderStatuses: OrderStatuses;
 }
 
 export const ORDER_STATUSES = [
@@ -50,16 +51,9 @@ export function parseOrderId(value: unknown, field = "orderId"): string {
 }
 
 /**
- * Every order with its derived status, oldest stream name first. Reads each order's state through
- * its mailbox (cached after the first read), so it costs one recovery per order the first time.
+ * Every order with its derived status, oldest stream name first. An order is read (through its
+ * mailbox, one recovery the first time) only when its version moved since the last listing.
  */
-export async function listOrders(ctx: ShopContext): Promise<{ orderId: string; status: OrderStatus }[]> {
-  const streams = await ctx.journal.listStreams("order/");
-  const out: { orderId: string; status: OrderStatus }[] = [];
-  for (const stream of streams) {
-    const { state } = await ctx.runtime.state<OrderState>(stream);
-    const status = deriveStatus(state);
-    if (status !== undefined) out.push({ orderId: state.orderId, status });
-  }
-  return out;
+export function listOrders(ctx: ShopContext): Promise<OrderSummary[]> {
+  return ctx.orderStatuses.list();
 }

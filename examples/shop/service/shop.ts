@@ -43,6 +43,7 @@ import { startWarehouseProvider } from "../providers/warehouse/server.js";
 import { resolveAdminToken } from "./admin-auth.js";
 import { buildApp } from "./app.js";
 import type { ShopContext } from "./context.js";
+import { OrderStatuses } from "./order-statuses.js";
 import type { OrderLimits } from "./validation.js";
 
 export interface ShopOptions {
@@ -316,6 +317,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       clock,
       startedAt: clock.now(),
       registry,
+      orderStatuses: new OrderStatuses(journal, runtime),
     };
     const app = buildApp(ctx, {
       bodyLimit: options.bodyLimit,
