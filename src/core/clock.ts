@@ -16,6 +16,13 @@ export interface Clock {
   timer?(ms: number, fire: () => void): () => void;
 }
 
+/**
+ * The reason a sleep is cut short because waiting is no longer needed (woken early, the work
+ * settled): one constant, since `abort()` without a reason builds a DOMException, stack and all,
+ * on every call, even on a controller already aborted. Whoever cancels swallows the rejection.
+ */
+export const SLEEP_CANCELLED: unique symbol = Symbol("oncely.sleep-cancelled");
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   timer: (ms, fire) => {

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { Registry } from "prom-client";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
+import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import { type Logger, silentLogger } from "../core/logger.js";
@@ -359,11 +359,11 @@ export class Dispatcher implements HandOver {
   /** Sleep until woken, stopped, or `ms` pass on the injected clock. */
   private idle(ms: number): Promise<void> {
     const cancel = new AbortController();
-    const onStop = () => cancel.abort();
+    const onStop = () => cancel.abort(SLEEP_CANCELLED);
     this.stopping.signal.addEventListener("abort", onStop, { once: true });
     return new Promise<void>((resolve) => {
-      this.wakeIdle = () => cancel.abort();
-      if (this.woken) cancel.abort(); // woken between the batch and now
+      this.wakeIdle = () => cancel.abort(SLEEP_CANCELLED);
+      if (this.woken) cancel.abort(SLEEP_CANCELLED); // woken between the batch and now
       this.clock.sleep(ms, cancel.signal).then(resolve, resolve);
     }).finally(() => {
       this.wakeIdle = undefined;

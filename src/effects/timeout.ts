@@ -1,4 +1,4 @@
-import type { Clock } from "../core/clock.js";
+import { type Clock, SLEEP_CANCELLED } from "../core/clock.js";
 import { EffectTimeoutError } from "./errors.js";
 
 /**
@@ -9,13 +9,6 @@ import { EffectTimeoutError } from "./errors.js";
 export interface CallSignal {
   readonly signal: AbortSignal;
 }
-
-/**
- * Why the timer's sleep is cancelled when the call settles first: a constant, so that cancelling
- * does not build a DOMException (with its stack) on every call, as `abort()` without a reason does.
- * Nobody sees it: the sleep's rejection is swallowed.
- */
-const SETTLED = Symbol("oncely.call-settled");
 
 /**
  * Call `fn` with a signal that aborts when `timeoutMs` of the injected clock pass or `parent`
@@ -93,16 +86,16 @@ export function withTimeout<T>(
 /**
  * Calls `expire` when `ms` of the clock's time pass, unless the returned cancel is called first.
  * A clock with `timer` needs no AbortController; any other is slept with a signal, cancelled with
- * a constant reason (see SETTLED) whose rejection is swallowed; any other rejection of its sleep
+ * a constant reason (SLEEP_CANCELLED) whose rejection is swallowed; any other rejection of its sleep
  * (a clock that failed) goes to `failed`.
  */
 function startTimer(clock: Clock, ms: number, expire: () => void, failed: (error: unknown) => void): () => void {
   if (clock.timer) return clock.timer(ms, expire);
   const cancel = new AbortController();
   clock.sleep(ms, cancel.signal).then(expire, (error: unknown) => {
-    if (error !== SETTLED) failed(error);
+    if (error !== SLEEP_CANCELLED) failed(error);
   });
-  return () => cancel.abort(SETTLED);
+  return () => cancel.abort(SLEEP_CANCELLED);
 }
 
 /**

@@ -2,7 +2,7 @@ import { AWAIT_DEFAULTS, positiveMs } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { ActorDefinition } from "../core/actor.js";
 import { parseAddress } from "../core/address.js";
-import type { Clock } from "../core/clock.js";
+import { type Clock, SLEEP_CANCELLED } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
 import { recover } from "../core/recovery.js";
 import type { Runtime } from "../core/runtime.js";
@@ -115,9 +115,9 @@ export class Awaiter {
     let sleeper = new AbortController();
     const nudge = () => {
       woken = true;
-      sleeper.abort();
+      sleeper.abort(SLEEP_CANCELLED);
     };
-    const cancel = () => sleeper.abort();
+    const cancel = () => sleeper.abort(SLEEP_CANCELLED);
     const unsubscribe = [
       ...(keys === "all" ? [signal.watchAll(nudge)] : keys.map((key) => signal.watch(key, nudge))),
       runtime.journal.onOutbox(nudge),

@@ -1,5 +1,5 @@
 import { toError } from "../base/errors.js";
-import { type Clock, type Random, systemClock, systemRandom } from "../core/clock.js";
+import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
@@ -217,7 +217,7 @@ export class Relay {
       const sleep = new AbortController();
       const done = () => {
         this.wake = undefined;
-        sleep.abort();
+        sleep.abort(SLEEP_CANCELLED);
         signal.removeEventListener("abort", done);
         resolve();
       };

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
-import { seededRandom, systemClock } from "../../src/core/clock.js";
+import { SLEEP_CANCELLED, seededRandom, systemClock } from "../../src/core/clock.js";
 import { Runtime } from "../../src/core/runtime.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { succeeded } from "../../src/effects/types.js";
 import { memoryJournal } from "../../src/journal/memory.js";
+import { cancelRecordingClock } from "../support/recording-clock.js";
 import { FakePaymentProvider, paymentHandler } from "./fixtures/fake-provider.js";
 import { paymentActor, paymentKey } from "./fixtures/payment-actor.js";
 
@@ -42,6 +43,34 @@ describe("Dispatcher lifecycle", () => {
     await runtime.send("order/3", { type: "RequestPayment", amount: 5 });
     await new Promise((r) => setTimeout(r, 30));
     expect((await journal.getOutbox(paymentKey("3")))?.status).toBe("pending");
+  });
+
+  it("cuts its idle sleep short with one constant reason, building no DOMException per wake-up", async () => {
+    const journal = memoryJournal();
+    const provider = new FakePaymentProvider(true);
+    const runtime = new Runtime({ journal, actors: [paymentActor] });
+    // Commands sent through another runtime (another process): their rows are not handed over at
+    // commit, so the journal's notification has to wake the idle dispatcher.
+    const elsewhere = new Runtime({ journal, actors: [paymentActor] });
+    const { clock, reasons } = cancelRecordingClock();
+    const dispatcher = new Dispatcher({
+      journal,
+      runtime,
+      owner: "w1",
+      handlers: [paymentHandler(provider)],
+      pollIntervalMs: 3_600_000,
+      clock,
+      random: seededRandom(1),
+    });
+    dispatcher.start();
+    await new Promise((r) => setTimeout(r, 20));
+    for (const order of ["1", "2"]) {
+      await elsewhere.send(`order/${order}`, { type: "RequestPayment", amount: 5 });
+      await until(async () => (await journal.getOutbox(paymentKey(order)))?.status === "done", `order ${order}`);
+    }
+    expect(reasons.length).toBeGreaterThanOrEqual(2); // woken twice
+    await dispatcher.stop();
+    expect(reasons.every((reason) => reason === SLEEP_CANCELLED)).toBe(true);
   });
 
   it("stop() aborts the signal of a running handler and waits for the row to be written back", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sequentialIds } from "../../src/core/clock.js";
+import { SLEEP_CANCELLED, sequentialIds } from "../../src/core/clock.js";
 import { ArmableFaults } from "../../src/core/faults.js";
 import { createRuntime } from "../../src/core/runtime.js";
 import { memoryJournal, StoreFault } from "../../src/journal/memory.js";
@@ -9,6 +9,7 @@ import { messagingMetrics } from "../../src/messaging/metrics.js";
 import { Relay } from "../../src/messaging/relay.js";
 import { InProcessTransport } from "../../src/messaging/transports/in-process.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
+import { cancelRecordingClock } from "../support/recording-clock.js";
 import { perEventCount, producer } from "./support/orders.js";
 
 function setup(options: { failCommits?: () => boolean; dedupPublishes?: boolean } = {}) {
@@ -105,6 +106,25 @@ describe("relay", () => {
     clock.advance(5001);
     expect(await relay.drain()).toBe(1);
     expect(published.map((p) => p.subject)).toEqual(["shop.orders.OrderPlaced"]);
+  });
+
+  it("cuts its idle sleep short with one constant reason when woken, building no DOMException", async () => {
+    const journal = memoryJournal();
+    const runtime = createRuntime({ journal, actors: [producer], ids: sequentialIds("ev") });
+    const transport = new InProcessTransport();
+    const { clock, reasons } = cancelRecordingClock();
+    const relay = new Relay({ journal, transport, clock, pollMs: 3_600_000, metrics: messagingMetrics() });
+    relay.start();
+    await new Promise((r) => setTimeout(r, 20));
+    await runtime.send("producer/a", { type: "Record", event: "First" });
+    for (let i = 0; i < 200 && (await journal.listOutbox({ category: "event" }))[0]?.status !== "done"; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await relay.stop();
+    await transport.close();
+    expect((await journal.listOutbox({ category: "event" }))[0]?.status).toBe("done");
+    expect(reasons.length).toBeGreaterThanOrEqual(1);
+    expect(reasons.every((reason) => reason === SLEEP_CANCELLED)).toBe(true);
   });
 
   it("retries a failed publish with backoff, keeping later events of that aggregate behind it", async () => {

@@ -1,5 +1,5 @@
 import { CheckpointConflictError } from "../../base/errors.js";
-import type { Clock, Random } from "../../core/clock.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../../core/clock.js";
 import type { Logger } from "../../core/logger.js";
 import { PUBLISHED_READER_SOURCE } from "../../journal/published.js";
 import type { Journal, PublishedRecord } from "../../journal/types.js";
@@ -267,7 +267,7 @@ export class LogReader {
       const timer = new AbortController();
       const done = () => {
         if (this.wake === done) this.wake = undefined;
-        timer.abort();
+        timer.abort(SLEEP_CANCELLED);
         resolve();
       };
       this.wake = done;
