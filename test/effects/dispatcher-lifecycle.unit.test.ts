@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
-import { SLEEP_CANCELLED, seededRandom, systemClock } from "../../src/core/clock.js";
+import { type Clock, SLEEP_CANCELLED, seededRandom, systemClock } from "../../src/core/clock.js";
 import { Runtime } from "../../src/core/runtime.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { succeeded } from "../../src/effects/types.js";
@@ -17,22 +17,27 @@ const until = async (check: () => Promise<boolean>, what: string) => {
   throw new Error(`timed out waiting for ${what}`);
 };
 
+/** A started dispatcher whose poll interval is far longer than a test: only a wake-up explains a prompt run. */
+function wakeOnlyDispatcher(clock: Clock = systemClock) {
+  const journal = memoryJournal();
+  const provider = new FakePaymentProvider(true);
+  const runtime = new Runtime({ journal, actors: [paymentActor] });
+  const dispatcher = new Dispatcher({
+    journal,
+    runtime,
+    owner: "w1",
+    handlers: [paymentHandler(provider)],
+    pollIntervalMs: 3_600_000,
+    clock,
+    random: seededRandom(1),
+  });
+  dispatcher.start();
+  return { journal, provider, runtime, dispatcher };
+}
+
 describe("Dispatcher lifecycle", () => {
   it("start() wakes on new outbox rows (no waiting for the poll), stop() ends the loop", async () => {
-    const journal = memoryJournal();
-    const provider = new FakePaymentProvider(true);
-    const runtime = new Runtime({ journal, actors: [paymentActor] });
-    // A poll interval far longer than the test: only the wake-up can explain a prompt run.
-    const dispatcher = new Dispatcher({
-      journal,
-      runtime,
-      owner: "w1",
-      handlers: [paymentHandler(provider)],
-      pollIntervalMs: 3_600_000,
-      clock: systemClock,
-      random: seededRandom(1),
-    });
-    dispatcher.start();
+    const { journal, provider, runtime, dispatcher } = wakeOnlyDispatcher();
     await new Promise((r) => setTimeout(r, 20));
     await runtime.send("order/1", { type: "RequestPayment", amount: 5 });
     await until(async () => (await journal.getOutbox(paymentKey("1")))?.status === "done", "the effect to complete");
@@ -46,23 +51,11 @@ describe("Dispatcher lifecycle", () => {
   });
 
   it("cuts its idle sleep short with one constant reason, building no DOMException per wake-up", async () => {
-    const journal = memoryJournal();
-    const provider = new FakePaymentProvider(true);
-    const runtime = new Runtime({ journal, actors: [paymentActor] });
+    const { clock, reasons } = cancelRecordingClock();
+    const { journal, dispatcher } = wakeOnlyDispatcher(clock);
     // Commands sent through another runtime (another process): their rows are not handed over at
     // commit, so the journal's notification has to wake the idle dispatcher.
     const elsewhere = new Runtime({ journal, actors: [paymentActor] });
-    const { clock, reasons } = cancelRecordingClock();
-    const dispatcher = new Dispatcher({
-      journal,
-      runtime,
-      owner: "w1",
-      handlers: [paymentHandler(provider)],
-      pollIntervalMs: 3_600_000,
-      clock,
-      random: seededRandom(1),
-    });
-    dispatcher.start();
     await new Promise((r) => setTimeout(r, 20));
     for (const order of ["1", "2"]) {
       await elsewhere.send(`order/${order}`, { type: "RequestPayment", amount: 5 });
