@@ -36,7 +36,7 @@ export const GROUP_COMMIT_DEFAULTS = {
   /**
    * Batches a burst is spread over on PostgreSQL: two, so that this process handles one batch's
    * answers while the server applies the other, where one batch of everything had the process and
-   * the server take turns (measured on the order workflow, 50 in flight: see the README).
+   * the server take turns (measured on the order workflow, 50 in flight: see docs/benchmarks.md).
    */
   postgresSpreadOver: 2,
 } as const;

@@ -6,7 +6,7 @@
  * new map and was deoptimized and compiled again (measured on the order workflow with
  * `--trace-deopt`: 13 "wrong map" deopts in `encodeParts`, `applied`, `requireStorableCommit`,
  * `handRowsOver`, `commitJson` and others, none with this; see *The sixth sitting of 2026-12-02* in
- * the README). Used where arrays travel along the commit path.
+ * docs/benchmarks.md). Used where arrays travel along the commit path.
  */
 export function mapped<T, U>(items: readonly T[], each: (item: T, index: number) => U): U[] {
   const out: U[] = [];

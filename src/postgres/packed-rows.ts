@@ -10,7 +10,7 @@ import type { Tables } from "./tables.js";
  * takes a fifth of the time). Measured on one captured 16 kB batch of the order workflow, cast to
  * jsonb 500 times, three rounds: 0.23–0.24 ms as objects, 0.13–0.15 ms packed; and the server's
  * time per batch is on every order's path: a third of a millisecond more per batch cost the
- * workflow about an eighth of its throughput (README, the eighth sitting of 2026-12-03).
+ * workflow about an eighth of its throughput (docs/benchmarks.md, the eighth sitting of 2026-12-03).
  *
  * Every field is always written (a null as null), so a position never stands for an absent key,
  * and `->N`/`->>N` read exactly what `->'name'`/`->>'name'` read in the object format.
