@@ -80,7 +80,13 @@ export class GroupCommitter<C, R> {
   private readonly minSplit: number;
   /** Commits in the batches in flight. */
   private inFlightItems = 0;
-  /** The recent peak of commits outstanding (see `batchLimit`). */
+  /**
+   * The recent peak of commits outstanding (see `batchLimit`), in whole commits. Kept an integer on
+   * purpose: a fraction here (as `peak * 0.95` made it) changed the field's representation in V8
+   * after the code reading this object was optimized, and five or six functions of the commit path
+   * (`nextBatch`, `release`, `commit` and callbacks) were deoptimized and compiled again in every
+   * run's first thousand orders (counted with `--trace-deopt`), on the core the database needs.
+   */
   private peak = 0;
   private readonly maxRetries: number;
   private readonly startNow: boolean;
@@ -155,8 +161,8 @@ export class GroupCommitter<C, R> {
    * How many commits the next batch may take: `maxBatch`, or its share of the recent peak of
    * commits outstanding (`spreadOver`). The peak, not the count now: the answers of one batch reach
    * the queue over a few turns, and a share of what is outstanding at the first of them would split
-   * the burst into ever smaller batches. The peak decays by a twentieth a batch, so a lighter load
-   * is split less within some tens of batches.
+   * the burst into ever smaller batches. The peak decays by a twentieth a batch (rounded up to a
+   * whole commit), so a lighter load is split less within some tens of batches.
    */
   private batchLimit(): number {
     if (this.spreadOver === 1) return this.maxBatch;
@@ -178,7 +184,7 @@ export class GroupCommitter<C, R> {
   /** The next batch: the oldest items, skipping (and keeping in order) those whose keys are busy. */
   private nextBatch(limit: number): { batch: Queued<C, R>[]; keys: string[] } {
     const keysOf = this.keysOf;
-    this.peak = Math.max(this.queue.length + this.inFlightItems, this.peak * 0.95);
+    this.peak = Math.max(this.queue.length + this.inFlightItems, this.peak - Math.ceil(this.peak / 20));
     if (!keysOf) return { batch: this.queue.splice(0, limit), keys: [] };
     const batch: Queued<C, R>[] = [];
     const held: Queued<C, R>[] = [];

@@ -137,6 +137,7 @@ describe("group committer", () => {
       expect(store.batches).toEqual([range(0, 25), range(25, 50)]);
       return store;
     };
+    const LONE_COMMITS_TO_DECAY = 17;
     const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
     it("splits a burst of 50 into two batches of 25, both in flight at once", async () => {
@@ -192,6 +193,31 @@ describe("group committer", () => {
       expect(batches.slice(2)).toEqual([range(50, 70)]);
       gates[2]?.();
       expect(await Promise.all(part)).toEqual(range(50, 70));
+    });
+
+    it("decays the peak by a twentieth a batch, rounded up to whole commits", async () => {
+      // From 50, a batch at a time: 47, 44, 41, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 19, 18, 17, 16,
+      // 15. After 17 lone commits and one more in flight the peak is 15, under twice minSplit, so a
+      // burst of 14 leaves whole beside it; after 16 the peak is 16 and the burst is split in shares.
+      const burstAfter = async (lone: number) => {
+        const { committer, batches, gates } = await afterOneBurstOf50();
+        for (let i = 0; i < lone; i++) {
+          const one = committer.submit(100 + i);
+          await settle();
+          gates[gates.length - 1]?.();
+          await one;
+        }
+        const slow = committer.submit(200);
+        await settle();
+        const burst = range(300, 314).map((i) => committer.submit(i));
+        await settle();
+        const leftWhole = batches[batches.length - 1]?.length === 14;
+        await openUntilIdle(gates);
+        expect(await Promise.all([slow, ...burst])).toEqual([200, ...range(300, 314)]);
+        return leftWhole;
+      };
+      expect(await burstAfter(LONE_COMMITS_TO_DECAY - 1)).toBe(false);
+      expect(await burstAfter(LONE_COMMITS_TO_DECAY)).toBe(true);
     });
 
     it("lets the peak decay, so a lighter load is no longer held back for a share", async () => {
