@@ -137,7 +137,6 @@ describe("group committer", () => {
       expect(store.batches).toEqual([range(0, 25), range(25, 50)]);
       return store;
     };
-    const LONE_COMMITS_TO_DECAY = 17;
     const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
     it("splits a burst of 50 into two batches of 25, both in flight at once", async () => {
@@ -195,11 +194,12 @@ describe("group committer", () => {
       expect(await Promise.all(part)).toEqual(range(50, 70));
     });
 
-    it("decays the peak by a twentieth a batch, rounded up to whole commits", async () => {
+    it("lets the peak decay by a twentieth a batch, in whole commits, so a lighter load is no longer held back", async () => {
       // From 50, a batch at a time: 47, 44, 41, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 19, 18, 17, 16,
       // 15. After 17 lone commits and one more in flight the peak is 15, under twice minSplit, so a
-      // burst of 14 leaves whole beside it; after 16 the peak is 16 and the burst is split in shares.
-      const burstAfter = async (lone: number) => {
+      // burst of 14 takes a free slot beside it, whole; after 16 the peak is 16 and the burst is
+      // split: a share of 8, then the rest.
+      const lastBatchesAfter = async (lone: number) => {
         const { committer, batches, gates } = await afterOneBurstOf50();
         for (let i = 0; i < lone; i++) {
           const one = committer.submit(100 + i);
@@ -211,32 +211,13 @@ describe("group committer", () => {
         await settle();
         const burst = range(300, 314).map((i) => committer.submit(i));
         await settle();
-        const leftWhole = batches[batches.length - 1]?.length === 14;
+        const last = batches.slice(-2);
         await openUntilIdle(gates);
         expect(await Promise.all([slow, ...burst])).toEqual([200, ...range(300, 314)]);
-        return leftWhole;
+        return last;
       };
-      expect(await burstAfter(LONE_COMMITS_TO_DECAY - 1)).toBe(false);
-      expect(await burstAfter(LONE_COMMITS_TO_DECAY)).toBe(true);
-    });
-
-    it("lets the peak decay, so a lighter load is no longer held back for a share", async () => {
-      const { committer, batches, gates } = await afterOneBurstOf50();
-      // Thirty commits one at a time: the peak of 50 decays below twice minSplit.
-      for (let i = 0; i < 30; i++) {
-        const one = committer.submit(100 + i);
-        await settle();
-        gates[gates.length - 1]?.();
-        await one;
-      }
-      const slow = committer.submit(200);
-      await settle();
-      const burst = range(300, 314).map((i) => committer.submit(i));
-      await settle();
-      // 15 outstanding, below twice minSplit: the 14 take a free slot beside the one in flight.
-      expect(batches.slice(-2)).toEqual([[200], range(300, 314)]);
-      for (const open of gates) open();
-      expect(await Promise.all([slow, ...burst])).toEqual([200, ...range(300, 314)]);
+      expect(await lastBatchesAfter(16)).toEqual([range(300, 308), range(308, 314)]);
+      expect(await lastBatchesAfter(17)).toEqual([[200], range(300, 314)]);
     });
 
     it("sends what waits at once when nothing is in flight, and never splits fewer than twice minSplit", async () => {
