@@ -37,6 +37,16 @@ export const shopEnvSchema = z.strictObject({
     .default(true),
   /** Per call of a provider; the lease, backoffs and lookup pacing are derived from it. */
   EFFECT_TIMEOUT_MS: z.coerce.number<string>().int("must be an integer").min(50).max(600_000).default(5000),
+  /**
+   * Effects (provider calls) this process's dispatcher runs at once. Each is an HTTP call that mostly
+   * waits, so the library's default of 8 held the shop back (see SHOP_EFFECT_CONCURRENCY).
+   */
+  EFFECT_CONCURRENCY: z.coerce
+    .number<string>()
+    .int("must be an integer")
+    .min(1, "must be at least 1")
+    .max(1024, "must be at most 1024")
+    .optional(),
   /** Lease owner id of this process's dispatcher (unique per process). */
   DISPATCHER_OWNER: z.string().min(1).optional(),
   /** Transport of integration events; default `nats` when NATS_URL is set, else `in-process`. */

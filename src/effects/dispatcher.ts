@@ -74,7 +74,8 @@ export class Dispatcher implements HandOver {
   private readonly journal: Journal;
   private readonly categories: OutboxCategory[];
   private readonly batchSize: number;
-  private readonly concurrency: number;
+  /** Rows processed at the same time, claimed and handed over together (the `concurrency` option). */
+  readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly clock: Clock;
   private readonly logger: Logger;
