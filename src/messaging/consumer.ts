@@ -486,9 +486,14 @@ export class Consumer {
       this.withConflictRetries(async () => {
         if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
         const checkpoint = await this.journal.getCheckpoint(this.name, source);
-        // Not in the inbox yet at or below the checkpoint: another event took this version, or an
-        // operator skipped it as lost (`skipGap`); either way this copy is recorded, not dropped.
+        // At or below the checkpoint. Another instance of this consumer (a second worker reading
+        // the same log) may have committed this very event between the inbox read above and the
+        // checkpoint read: its inbox row and checkpoint advance are one commit, so reading the
+        // inbox again, after the checkpoint, sees it; that is a duplicate. Otherwise another event
+        // took this version, or an operator skipped it as lost (`skipGap`); either way this copy
+        // is recorded, not dropped.
         if (version <= checkpoint) {
+          if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
           throw versionConflict(this.name, envelope, source, { state: "taken (applied, or skipped past)" });
         }
         const parked = (await this.journal.listParked(this.name, source)).find((p) => p.version === version);

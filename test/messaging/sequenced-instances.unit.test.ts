@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { sequentialIds } from "../../src/core/clock.js";
+import { memoryJournal } from "../../src/journal/memory.js";
+import type { Journal } from "../../src/journal/types.js";
+import { Consumer } from "../../src/messaging/consumer.js";
+import { messagingMetrics } from "../../src/messaging/metrics.js";
+import { SimulatedClock } from "../../src/testing/clock.js";
+import { orderEvent, orderTimeline } from "./support/orders.js";
+
+/**
+ * Two instances of one sequenced consumer (two worker processes reading the same published log)
+ * get the same event. B reads the inbox before A commits and the checkpoint after: the version is
+ * then at or below the checkpoint while the event is not yet seen in the inbox. That is A's commit
+ * of this very event, a duplicate, not another event claiming the version.
+ */
+function instance(journal: Journal) {
+  return new Consumer({
+    name: "timeline",
+    journal,
+    handler: orderTimeline,
+    mode: "sequenced",
+    clock: new SimulatedClock(),
+    ids: sequentialIds("dl"),
+    metrics: messagingMetrics(),
+    gapTimeoutMs: 1000,
+  });
+}
+
+/** The shared journal, seen by B through a view whose first inbox read is held until `release`. */
+function heldInboxView(journal: Journal, released: Promise<void>): Journal {
+  let first = true;
+  return new Proxy(journal, {
+    get(target, property, receiver) {
+      if (property === "getInbox") {
+        return async (consumer: string, messageId: string) => {
+          const read = await target.getInbox(consumer, messageId);
+          if (first) {
+            first = false;
+            await released;
+          }
+          return read;
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("two instances of one sequenced consumer", () => {
+  it("an event the other instance committed between the inbox and checkpoint reads is a duplicate", async () => {
+    const journal = memoryJournal();
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const a = instance(journal);
+    const b = instance(heldInboxView(journal, released));
+    const event = orderEvent("o1", 1);
+
+    const fromB = b.handle(event);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const fromA = await a.handle(event);
+    release();
+
+    expect(fromA.outcome).toBe("applied");
+    expect((await fromB).outcome).toBe("duplicate");
+    expect(await journal.getCheckpoint("timeline", "orders/o1")).toBe(1);
+    expect((await journal.getDocument(orderTimeline.collection, "o1"))?.doc).toEqual({ timeline: ["1:OrderPlaced"] });
+  });
+
+  it("another event claiming a version already taken is still a conflict", async () => {
+    const journal = memoryJournal();
+    const a = instance(journal);
+    await a.handle(orderEvent("o1", 1));
+    const impostor = { ...orderEvent("o1", 1), eventId: "o1:forged" };
+    await expect(instance(journal).handle(impostor)).rejects.toThrow(/claims version 1/);
+  });
+});
