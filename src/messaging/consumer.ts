@@ -516,7 +516,12 @@ export class Consumer {
             park: [{ consumer: this.name, source, version, message: envelope }],
             now: this.clock.now(),
           });
-          return { outcome: "parked", released: 0 };
+          // Another instance may have filled the gap after our checkpoint read and released what
+          // was parked before this row landed; reading the checkpoint again, after the park, sees
+          // its advance, so this instance releases the row now rather than at the next gap check.
+          const released =
+            (await this.journal.getCheckpoint(this.name, source)) >= version - 1 ? await this.releaseParked(source) : 0;
+          return { outcome: "parked", released };
         }
         const outcome = await this.applyNext(envelope, source, checkpoint);
         const released = await this.releaseParked(source);

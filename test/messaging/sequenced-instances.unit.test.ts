@@ -76,4 +76,37 @@ describe("two instances of one sequenced consumer", () => {
     const impostor = { ...orderEvent("o1", 1), eventId: "o1:forged" };
     await expect(instance(journal).handle(impostor)).rejects.toThrow(/claims version 1/);
   });
+
+  it("a version parked just after the other instance filled the gap is released at once, not at the next gap check", async () => {
+    const journal = memoryJournal();
+    const a = instance(journal);
+    await a.handle(orderEvent("o1", 1));
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // B has read checkpoint 1 for version 3 and is about to park it; A applies 2 (nothing parked yet to release).
+    const b = instance(
+      new Proxy(journal, {
+        get(target, property, receiver) {
+          if (property === "commit") {
+            return async (commit: Parameters<Journal["commit"]>[0]) => {
+              if (commit.park?.length) await released;
+              return target.commit(commit);
+            };
+          }
+          const value = Reflect.get(target, property, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+    );
+    const fromB = b.handle(orderEvent("o1", 3));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect((await a.handle(orderEvent("o1", 2))).released).toBe(0);
+    release();
+
+    expect(await fromB).toEqual({ outcome: "parked", released: 1 });
+    expect(await journal.getCheckpoint("timeline", "orders/o1")).toBe(3);
+    expect(await journal.listParked("timeline", "orders/o1")).toEqual([]);
+  });
 });
