@@ -253,3 +253,21 @@ export class GroupCommitter<C, R> {
     this.stats.sizes.set(bucket, (this.stats.sizes.get(bucket) ?? 0) + 1);
   }
 }
+
+/**
+ * A batch the store refused as a whole (one item's data it cannot hold fails the one statement),
+ * written again one item at a time, in order, so that each item keeps its own fate: only the
+ * refused one fails. Not for an ambiguous failure (a connection lost during the call): that one
+ * is every item's, and each caller retries.
+ */
+export async function eachAlone<C, R>(items: readonly C[], write: (item: C) => Promise<R>): Promise<BatchOutcome<R>[]> {
+  const outcomes: BatchOutcome<R>[] = [];
+  for (const item of items) {
+    try {
+      outcomes.push({ ok: await write(item) });
+    } catch (error) {
+      outcomes.push({ error });
+    }
+  }
+  return outcomes;
+}

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
+import { StorageUnavailableError } from "../base/errors.js";
 import {
   type EncodedCommit,
   encodeCommit,
@@ -9,9 +10,9 @@ import {
   type WriteAnswer,
   writeKeys,
 } from "../journal/encode.js";
-import { type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
+import { type BatchOutcome, eachAlone, type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
-import { streamNames } from "../journal/sql-rows.js";
+import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
   Commit,
@@ -32,7 +33,8 @@ import type {
   SnapshotRecord,
   StreamVersion,
 } from "../journal/types.js";
-import { appendPublished } from "./append-published.js";
+import { appendPublished, appendPublishedBatch, type PublishedAppend } from "./append-published.js";
+import { DOCUMENT_COLUMNS, INBOX_COLUMNS, PARKED_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
 import { commitBatch } from "./commit-batch.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
@@ -44,6 +46,7 @@ import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
+import { type Key, type PointRead, readByKeys } from "./read-by-keys.js";
 import { readPublished } from "./read-published.js";
 import { readStreams, type StreamRead } from "./read-streams.js";
 import * as sequencing from "./sequencing.js";
@@ -99,6 +102,15 @@ export class PostgresJournal implements Journal {
   private readonly publishedListener: OutboxListener;
   private closed = false;
   private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
+  /** Appends to the published log that arrive together: one call, one transaction (see published-log.ts). */
+  private readonly publishedAppends: GroupCommitter<PublishedAppend, number>;
+  /** Point reads that arrive together go to the server as one statement each kind (see read-by-keys.ts). */
+  private readonly inboxReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly checkpointReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly documentReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly parkedReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly snapshotReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly versionReads: GroupCommitter<Key, Record<string, unknown>[]>;
   /** Stream reads that arrive together go to the server as one statement (see read-streams.ts). */
   private readonly streamReads: GroupCommitter<StreamRead, EventRecord[]>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
@@ -132,12 +144,27 @@ export class PostgresJournal implements Journal {
       keysOf: writeKeys,
       start: "next-turn",
     });
+    // One batch at a time: the function's lock makes appenders take turns anyway, and submit order
+    // is then position order.
+    this.publishedAppends = new GroupCommitter((batch) => this.appendPublishedBatch(batch), { start: "next-turn" });
     // Reads change nothing, so batches need no keys; two in flight keep a long replay from holding
     // up the others. A page read is complete when it resolves: its batch started after the call.
     this.streamReads = new GroupCommitter(
       async (reads) => (await this.read((q) => readStreams(q, this.tables, reads))).map((ok) => ({ ok })),
       { maxInFlight: 2, start: "next-turn" },
     );
+    const t = this.tables;
+    this.inboxReads = this.pointReads({ table: t.inbox, columns: INBOX_COLUMNS, keys: ["consumer", "message_id"] });
+    this.checkpointReads = this.pointReads({ table: t.checkpoints, columns: "version", keys: ["consumer", "source"] });
+    this.documentReads = this.pointReads({ table: t.documents, columns: DOCUMENT_COLUMNS, keys: ["collection", "id"] });
+    this.parkedReads = this.pointReads({
+      table: t.parked,
+      columns: PARKED_COLUMNS,
+      keys: ["consumer", "source"],
+      orderBy: "version",
+    });
+    this.snapshotReads = this.pointReads({ table: t.snapshots, columns: SNAPSHOT_COLUMNS, keys: ["stream"] });
+    this.versionReads = this.pointReads({ table: t.events, columns: "max(version) AS version", keys: ["stream"] });
   }
 
   /** Batch sizes seen by group commit (benchmarks, metrics). */
@@ -148,6 +175,26 @@ export class PostgresJournal implements Journal {
   /** Called after each group-commit batch with its size and write time (see `observeJournal`). */
   onGroupCommit(listener: (size: number, seconds: number) => void): () => void {
     return this.group.onBatch(listener);
+  }
+
+  /**
+   * Reads of one kind that arrive together, as one statement (`readByKeys`); two batches in flight.
+   * A batch the server refuses as a whole (a key with text it cannot hold) is read again key by
+   * key, so that only that read fails.
+   */
+  private pointReads(read: PointRead): GroupCommitter<Key, Record<string, unknown>[]> {
+    const alone = async (key: Key) => (await this.read((q) => readByKeys(q, read, [key])))[0] ?? [];
+    return new GroupCommitter(
+      async (keys) => {
+        try {
+          return (await this.read((q) => readByKeys(q, read, keys))).map((ok) => ({ ok }));
+        } catch (error) {
+          if (keys.length === 1 || error instanceof StorageUnavailableError) throw error;
+          return eachAlone(keys, alone);
+        }
+      },
+      { maxInFlight: 2, start: "next-turn" },
+    );
   }
 
   /** A write, or anything whose effect must not be repeated: one attempt. */
@@ -211,12 +258,14 @@ export class PostgresJournal implements Journal {
     return this.streamReads.submit({ stream, fromVersion, limit });
   }
 
-  streamVersion(stream: string): Promise<number> {
-    return this.read((q) => streams.streamVersion(q, this.tables, stream));
+  async streamVersion(stream: string): Promise<number> {
+    const [row] = await this.versionReads.submit([stream]);
+    return Number(row?.version ?? 0);
   }
 
-  latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
-    return this.read((q) => streams.latestSnapshot(q, this.tables, stream));
+  async latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
+    const [row] = await this.snapshotReads.submit([stream]);
+    return row ? snapshotRecord(row) : undefined;
   }
 
   async listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
@@ -257,20 +306,23 @@ export class PostgresJournal implements Journal {
     return this.run((q) => pruneOutbox(q, this.tables, before, batch));
   }
 
-  getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {
-    return this.read((q) => inbox.getInbox(q, this.tables, consumer, messageId));
+  async getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {
+    const [row] = await this.inboxReads.submit([consumer, messageId]);
+    return row ? inboxRecord(row) : undefined;
   }
 
   pruneInbox(before: number): Promise<number> {
     return this.run((q) => inbox.pruneInbox(q, this.tables, before));
   }
 
-  getCheckpoint(consumer: string, source: string): Promise<number> {
-    return this.read((q) => sequencing.getCheckpoint(q, this.tables, consumer, source));
+  async getCheckpoint(consumer: string, source: string): Promise<number> {
+    const [row] = await this.checkpointReads.submit([consumer, source]);
+    return Number(row?.version ?? 0);
   }
 
-  listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
-    return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
+  async listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
+    if (source === undefined) return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
+    return (await this.parkedReads.submit([consumer, source])).map(parkedRecord);
   }
 
   summarize(): Promise<JournalSummary> {
@@ -296,9 +348,26 @@ export class PostgresJournal implements Journal {
    * would then wait for its next poll).
    */
   async appendPublished(entry: NewPublished, now: number): Promise<number> {
-    const position = await this.run((q) => appendPublished(q, this.tables, entry, now));
+    const position = await this.publishedAppends.submit({ entry, now });
     for (const listener of this.publishedListeners) queueMicrotask(listener);
     return position;
+  }
+
+  /**
+   * The appends that arrived together, as one call. When the server refuses the batch's data (an
+   * entry it cannot store), each entry is appended alone so that only that one fails.
+   *
+   * Failure window: the connection lost during the call leaves every append of the batch
+   * ambiguous; each caller gets `StorageUnavailableError` and appends again, and an entry that did
+   * land answers with its position (its message id is in the log), appended once.
+   */
+  private async appendPublishedBatch(batch: PublishedAppend[]): Promise<BatchOutcome<number>[]> {
+    try {
+      return (await this.run((q) => appendPublishedBatch(q, this.tables, batch))).map((ok) => ({ ok }));
+    } catch (error) {
+      if (batch.length === 1 || error instanceof StorageUnavailableError) throw error;
+      return eachAlone(batch, ({ entry, now }) => this.run((q) => appendPublished(q, this.tables, entry, now)));
+    }
   }
 
   readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
@@ -326,8 +395,9 @@ export class PostgresJournal implements Journal {
     return this.publishedListener.listening();
   }
 
-  getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
-    return this.read((q) => documents.getDocument(q, this.tables, collection, id));
+  async getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
+    const [row] = await this.documentReads.submit([collection, id]);
+    return row ? documentRecord(row) : undefined;
   }
 
   listDocuments(collection: string, limit = Number.POSITIVE_INFINITY): Promise<DocumentRecord[]> {

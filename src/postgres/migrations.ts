@@ -3,7 +3,7 @@ import { commitFunctionSql } from "./commit-function.js";
 import { commitJsonFunctionSql } from "./commit-json-function.js";
 import { commitSetFunctionSql } from "./commit-set-function.js";
 import { openRowIndexesSql, streamOrderWithoutEffectsSql } from "./key-lookup-plans.js";
-import { publishedLogSql } from "./published-log.js";
+import { publishBatchFunctionSql, publishedLogSql } from "./published-log.js";
 import { withClient } from "./sql.js";
 import type { Tables } from "./tables.js";
 
@@ -145,6 +145,8 @@ export const migrations: { version: number; sql: (t: Tables) => string }[] = [
   { version: 12, sql: (t) => commitJsonFunctionSql(t, { packed: true }) },
   // The stream-order index without effect rows: only claims in stream order read it, never for effects.
   { version: 13, sql: (t) => streamOrderWithoutEffectsSql(t.qschema, t.outbox) },
+  // The published log's appends that arrive together as one call and one transaction.
+  { version: 14, sql: (t) => publishBatchFunctionSql(t) },
 ];
 
 export async function migrate(pool: pg.Pool, t: Tables): Promise<void> {

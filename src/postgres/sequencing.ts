@@ -4,14 +4,6 @@ import { PARKED_COLUMNS } from "./columns.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 
-export async function getCheckpoint(q: Queryable, t: Tables, consumer: string, source: string): Promise<number> {
-  const result = await q.query(`SELECT version FROM ${t.checkpoints} WHERE consumer = $1 AND source = $2`, [
-    consumer,
-    source,
-  ]);
-  return Number(result.rows[0]?.version ?? 0);
-}
-
 export async function listParked(
   q: Queryable,
   t: Tables,

@@ -1,25 +1,11 @@
-import { snapshotRecord, streamVersionRecord } from "../journal/sql-rows.js";
-import type { SnapshotRecord, StreamVersion } from "../journal/types.js";
-import { SNAPSHOT_COLUMNS } from "./columns.js";
-import { prepared } from "./prepared.js";
+import { streamVersionRecord } from "../journal/sql-rows.js";
+import type { StreamVersion } from "../journal/types.js";
 import type { Queryable } from "./sql.js";
 import type { Tables } from "./tables.js";
 
 /** LIMIT NULL is "no limit" in PostgreSQL. */
 export const sqlLimit = (limit: number | undefined): number | null =>
   limit === undefined || !Number.isFinite(limit) ? null : Math.max(0, Math.floor(limit));
-
-export async function streamVersion(q: Queryable, t: Tables, stream: string): Promise<number> {
-  const result = await q.query(
-    prepared(`SELECT coalesce(max(version), 0) AS v FROM ${t.events} WHERE stream = $1`, [stream]),
-  );
-  return Number(result.rows[0].v);
-}
-
-export async function latestSnapshot(q: Queryable, t: Tables, stream: string): Promise<SnapshotRecord | undefined> {
-  const result = await q.query(prepared(`SELECT ${SNAPSHOT_COLUMNS} FROM ${t.snapshots} WHERE stream = $1`, [stream]));
-  return result.rows[0] ? snapshotRecord(result.rows[0]) : undefined;
-}
 
 /** Streams under a prefix with their versions; `listStreams` is the same read, names only. */
 export async function listStreamVersions(

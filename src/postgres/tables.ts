@@ -34,6 +34,7 @@ export interface Tables {
   /** The journal transport's log (migration 4) and its append function. */
   published: string;
   publishFunction: string;
+  publishBatchFunction: string;
   /** NOTIFY channel for appends to the published log, one per schema. */
   publishedChannel: string;
 }
@@ -74,6 +75,7 @@ export function tables(schema: string): Tables {
     channel: channelName("oncely_outbox", schema),
     published: `${q}.published`,
     publishFunction: `${q}.oncely_publish`,
+    publishBatchFunction: `${q}.oncely_publish_batch`,
     publishedChannel: channelName("oncely_published", schema),
   };
 }

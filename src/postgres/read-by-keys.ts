@@ -1,0 +1,43 @@
+import { prepared } from "./prepared.js";
+import type { Queryable } from "./sql.js";
+
+/** The values a point read looks up, one per key column (inbox: consumer and message id; snapshots: stream). */
+export type Key = readonly string[];
+
+/** What a point read reads: a table, the columns it returns, its key columns, and the order of several rows per key. */
+export interface PointRead {
+  table: string;
+  columns: string;
+  /** One or more text columns, matched with `=` against the key's values in the same order. */
+  keys: readonly string[];
+  /** A column of `columns` ordering the rows of one key (parked messages by version); none for a primary key. */
+  orderBy?: string;
+}
+
+/**
+ * Many point reads in ONE statement, one index probe per key: the reads that a consumer's events
+ * in flight make together (the inbox row, the checkpoint, the document of each), or actors waking
+ * together (their snapshots), cost one round trip, and one parse and plan per connection (a
+ * prepared statement), instead of one each. Rows come back grouped by key, in the order of `keys`.
+ */
+export async function readByKeys(
+  q: Queryable,
+  read: PointRead,
+  keys: readonly Key[],
+): Promise<Record<string, unknown>[][]> {
+  const params = read.keys.map((_, column) => `$${column + 1}::text[]`).join(", ");
+  const names = read.keys.map((_, column) => `k${column}`).join(", ");
+  const match = read.keys.map((name, column) => `${name} = r.k${column}`).join(" AND ");
+  const order = read.orderBy === undefined ? "" : ` ORDER BY ${read.orderBy}`;
+  const result = await q.query(
+    prepared(
+      `SELECT r.i, x.* FROM unnest(${params}) WITH ORDINALITY AS r(${names}, i)
+       CROSS JOIN LATERAL (SELECT ${read.columns} FROM ${read.table} WHERE ${match}${order}) x
+       ORDER BY r.i${read.orderBy === undefined ? "" : `, x.${read.orderBy}`}`,
+      read.keys.map((_, column) => keys.map((key) => key[column])),
+    ),
+  );
+  const rows: Record<string, unknown>[][] = keys.map(() => []);
+  for (const row of result.rows as ({ i: string } & Record<string, unknown>)[]) rows[Number(row.i) - 1]?.push(row);
+  return rows;
+}
