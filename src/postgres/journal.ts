@@ -47,7 +47,7 @@ import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
 import { type Key, type PointRead, readByKeys } from "./read-by-keys.js";
-import { readPublished } from "./read-published.js";
+import { type PublishedRead, readPublishedPages } from "./read-published.js";
 import { readStreams, type StreamRead } from "./read-streams.js";
 import * as sequencing from "./sequencing.js";
 import { guardPool } from "./sql.js";
@@ -111,6 +111,8 @@ export class PostgresJournal implements Journal {
   private readonly parkedReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly snapshotReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly versionReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  /** Reads of the published log that arrive together (its readers, woken by one append): one statement. */
+  private readonly publishedReads: GroupCommitter<PublishedRead, PublishedRecord[]>;
   /** Stream reads that arrive together go to the server as one statement (see read-streams.ts). */
   private readonly streamReads: GroupCommitter<StreamRead, EventRecord[]>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
@@ -147,12 +149,9 @@ export class PostgresJournal implements Journal {
     // One batch at a time: the function's lock makes appenders take turns anyway, and submit order
     // is then position order.
     this.publishedAppends = new GroupCommitter((batch) => this.appendPublishedBatch(batch), { start: "next-turn" });
-    // Reads change nothing, so batches need no keys; two in flight keep a long replay from holding
-    // up the others. A page read is complete when it resolves: its batch started after the call.
-    this.streamReads = new GroupCommitter(
-      async (reads) => (await this.read((q) => readStreams(q, this.tables, reads))).map((ok) => ({ ok })),
-      { maxInFlight: 2, start: "next-turn" },
-    );
+    // Two batches of reads in flight keep a long replay from holding up the others.
+    this.streamReads = this.batchedReads((q, reads) => readStreams(q, this.tables, reads));
+    this.publishedReads = this.batchedReads((q, reads) => readPublishedPages(q, this.tables, reads));
     const t = this.tables;
     this.inboxReads = this.pointReads({ table: t.inbox, columns: INBOX_COLUMNS, keys: ["consumer", "message_id"] });
     this.checkpointReads = this.pointReads({ table: t.checkpoints, columns: "version", keys: ["consumer", "source"] });
@@ -178,23 +177,28 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * Reads of one kind that arrive together, as one statement (`readByKeys`); two batches in flight.
-   * A batch the server refuses as a whole (a key with text it cannot hold) is read again key by
-   * key, so that only that read fails.
+   * Reads that arrive together, as one statement (`readMany` answers one result per key, in
+   * order); two batches in flight. Reads change nothing, so batches need no keys. A read is
+   * complete when it resolves: its batch started after the call. A batch the server refuses as a
+   * whole (a key with text it cannot hold) is read again key by key, so that only that read fails.
    */
-  private pointReads(read: PointRead): GroupCommitter<Key, Record<string, unknown>[]> {
-    const alone = async (key: Key) => (await this.read((q) => readByKeys(q, read, [key])))[0] ?? [];
+  private batchedReads<K, R>(readMany: (q: pg.Pool, keys: K[]) => Promise<R[]>): GroupCommitter<K, R> {
     return new GroupCommitter(
       async (keys) => {
         try {
-          return (await this.read((q) => readByKeys(q, read, keys))).map((ok) => ({ ok }));
+          return (await this.read((q) => readMany(q, keys))).map((ok) => ({ ok }));
         } catch (error) {
           if (keys.length === 1 || error instanceof StorageUnavailableError) throw error;
-          return eachAlone(keys, alone);
+          return eachAlone(keys, async (key) => (await this.read((q) => readMany(q, [key])))[0] as R);
         }
       },
       { maxInFlight: 2, start: "next-turn" },
     );
+  }
+
+  /** Point reads of one kind (see read-by-keys.ts). */
+  private pointReads(read: PointRead): GroupCommitter<Key, Record<string, unknown>[]> {
+    return this.batchedReads((q, keys) => readByKeys(q, read, keys));
   }
 
   /** A write, or anything whose effect must not be repeated: one attempt. */
@@ -371,7 +375,7 @@ export class PostgresJournal implements Journal {
   }
 
   readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
-    return this.read((q) => readPublished(q, this.tables, after, limit));
+    return this.publishedReads.submit({ after, limit });
   }
 
   prunePublished(before: number, limit?: number): Promise<number> {

@@ -53,6 +53,31 @@ describe.skipIf(!service.available)(
       }
     });
 
+    it("reads of the log that arrive together (its readers, woken by one append) are one statement, each its own page", async () => {
+      const { pool, matching } = countingPool(`oncely-test-published-reads-${process.pid}`);
+      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
+      try {
+        const positions = [];
+        for (const id of ["p1", "p2", "p3"]) positions.push(await journal.appendPublished(entry(id), 40));
+        const [p1, , p3] = positions as [number, number, number];
+        const ids = (page: { messageId: string }[]) => page.map((p) => p.messageId).filter((id) => id.startsWith("p"));
+        const [all, afterFirst, firstTwo, none] = await Promise.all([
+          journal.readPublished(0),
+          journal.readPublished(p1),
+          journal.readPublished(p1 - 1, 2),
+          journal.readPublished(p3),
+        ]);
+        expect(matching(/unnest\(\$1::bigint\[\], \$2::bigint\[\]\)/)).toBe(1);
+        expect(ids(all)).toEqual(["p1", "p2", "p3"]);
+        expect(ids(afterFirst)).toEqual(["p2", "p3"]);
+        expect(ids(firstTwo)).toEqual(["p1", "p2"]);
+        expect(none).toEqual([]);
+      } finally {
+        await journal.close();
+        await pool.end();
+      }
+    });
+
     it("an entry the server refuses fails alone; the others of its burst are appended", async () => {
       const { pool, calls } = countingPool(`oncely-test-published-refused-${process.pid}`);
       const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
