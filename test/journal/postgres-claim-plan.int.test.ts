@@ -1,10 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClaimOptions } from "../../src/journal/types.js";
-import { postgresJournal } from "../../src/postgres/index.js";
 import { claimStatement } from "../../src/postgres/outbox.js";
 import { tables } from "../../src/postgres/tables.js";
-import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { migratedPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 /**
  * The stream-order index holds no effect rows (migration 13); a claim in stream order that can
@@ -21,10 +20,7 @@ describe.skipIf(!service.available)(
     let drop: () => Promise<void> = async () => {};
     const client = new pg.Client({ connectionString: PG_URL });
     beforeAll(async () => {
-      ({ schema, drop } = await freshPgSchema("pg_claim_plan"));
-      const journal = postgresJournal({ connectionString: PG_URL, schema });
-      await journal.migrate();
-      await journal.close();
+      ({ schema, drop } = await migratedPgSchema("pg_claim_plan"));
       await client.connect();
       await client.query("SET enable_seqscan = off");
     });

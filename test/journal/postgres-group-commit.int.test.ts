@@ -18,7 +18,7 @@ import {
   terminateWaitingBatch,
   waitForWaitingBatch,
 } from "../support/pg-batch-faults.js";
-import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { migratedPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 /**
  * Group commit on PostgreSQL where only a real server can show it: many commits in one call of
@@ -34,10 +34,7 @@ describe.skipIf(!service.available)(
     let schema = "";
     let drop: () => Promise<void> = async () => {};
     beforeAll(async () => {
-      ({ schema, drop } = await freshPgSchema("pg_group_commit"));
-      const journal = postgresJournal({ connectionString: PG_URL, schema });
-      await journal.migrate();
-      await journal.close();
+      ({ schema, drop } = await migratedPgSchema("pg_group_commit"));
     });
     afterAll(async () => drop());
 

@@ -4,7 +4,7 @@ import { StorageUnavailableError, TerminalStorageError } from "../../src/base/er
 import type { NewPublished } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import { countingPool } from "../support/pg-statements.js";
-import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { migratedPgSchema, PG_URL, probePostgres } from "../support/services.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -21,10 +21,7 @@ describe.skipIf(!service.available)(
     let schema = "";
     let drop: () => Promise<void> = async () => {};
     beforeAll(async () => {
-      ({ schema, drop } = await freshPgSchema("pg_published_batch"));
-      const journal = postgresJournal({ connectionString: PG_URL, schema });
-      await journal.migrate();
-      await journal.close();
+      ({ schema, drop } = await migratedPgSchema("pg_published_batch"));
     });
     afterAll(async () => drop());
 

@@ -1,5 +1,6 @@
 import { connect } from "node:net";
 import pg from "pg";
+import { postgresJournal } from "../../src/postgres/index.js";
 
 /**
  * Real services on loopback for integration tests. Outside CI an unreachable service makes its
@@ -82,4 +83,16 @@ export async function freshPgSchema(label: string): Promise<{ schema: string; dr
       }
     },
   };
+}
+
+/** A fresh schema with every migration applied (by a journal opened and closed for it). */
+export async function migratedPgSchema(label: string): Promise<{ schema: string; drop: () => Promise<void> }> {
+  const fresh = await freshPgSchema(label);
+  const journal = postgresJournal({ connectionString: PG_URL, schema: fresh.schema });
+  try {
+    await journal.migrate();
+  } finally {
+    await journal.close();
+  }
+  return fresh;
 }
