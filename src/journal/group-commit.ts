@@ -10,6 +10,7 @@
  */
 
 import { GROUP_COMMIT_DEFAULTS, positiveInteger } from "../base/defaults.js";
+import { StorageUnavailableError } from "../base/errors.js";
 import { mapped } from "../base/mapped.js";
 
 /** What one commit of a batch came to, in the order of the batch. */
@@ -255,16 +256,25 @@ export class GroupCommitter<C, R> {
 }
 
 /**
- * A batch the store refused as a whole (one item's data it cannot hold fails the one statement),
- * written again one item at a time, in order, so that each item keeps its own fate: only the
- * refused one fails. Not for an ambiguous failure (a connection lost during the call): that one
- * is every item's, and each caller retries.
+ * A batch written whole; when the store refuses it as a whole (one item's data it cannot hold
+ * fails the one statement), written again one item at a time, in order, so that each item keeps
+ * its own fate: only the refused one fails. An ambiguous failure (`StorageUnavailableError`: a
+ * connection lost during the call) is every item's, not retried here: each caller gets it.
  */
-export async function eachAlone<C, R>(items: readonly C[], write: (item: C) => Promise<R>): Promise<BatchOutcome<R>[]> {
+export async function wholeOrEachAlone<C, R>(
+  items: C[],
+  whole: (items: C[]) => Promise<R[]>,
+  alone: (item: C) => Promise<R>,
+): Promise<BatchOutcome<R>[]> {
+  try {
+    return (await whole(items)).map((ok) => ({ ok }));
+  } catch (error) {
+    if (items.length === 1 || error instanceof StorageUnavailableError) throw error;
+  }
   const outcomes: BatchOutcome<R>[] = [];
   for (const item of items) {
     try {
-      outcomes.push({ ok: await write(item) });
+      outcomes.push({ ok: await alone(item) });
     } catch (error) {
       outcomes.push({ error });
     }

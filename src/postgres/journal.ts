@@ -1,6 +1,5 @@
 import type pg from "pg";
 import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
-import { StorageUnavailableError } from "../base/errors.js";
 import {
   type EncodedCommit,
   encodeCommit,
@@ -10,7 +9,12 @@ import {
   type WriteAnswer,
   writeKeys,
 } from "../journal/encode.js";
-import { type BatchOutcome, eachAlone, type GroupCommitOptions, GroupCommitter } from "../journal/group-commit.js";
+import {
+  type BatchOutcome,
+  type GroupCommitOptions,
+  GroupCommitter,
+  wholeOrEachAlone,
+} from "../journal/group-commit.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
@@ -184,14 +188,12 @@ export class PostgresJournal implements Journal {
    */
   private batchedReads<K, R>(readMany: (q: pg.Pool, keys: K[]) => Promise<R[]>): GroupCommitter<K, R> {
     return new GroupCommitter(
-      async (keys) => {
-        try {
-          return (await this.read((q) => readMany(q, keys))).map((ok) => ({ ok }));
-        } catch (error) {
-          if (keys.length === 1 || error instanceof StorageUnavailableError) throw error;
-          return eachAlone(keys, async (key) => (await this.read((q) => readMany(q, [key])))[0] as R);
-        }
-      },
+      (keys) =>
+        wholeOrEachAlone(
+          keys,
+          (all) => this.read((q) => readMany(q, all)),
+          async (key) => (await this.read((q) => readMany(q, [key])))[0] as R,
+        ),
       { maxInFlight: 2, start: "next-turn" },
     );
   }
@@ -365,13 +367,12 @@ export class PostgresJournal implements Journal {
    * ambiguous; each caller gets `StorageUnavailableError` and appends again, and an entry that did
    * land answers with its position (its message id is in the log), appended once.
    */
-  private async appendPublishedBatch(batch: PublishedAppend[]): Promise<BatchOutcome<number>[]> {
-    try {
-      return (await this.run((q) => appendPublishedBatch(q, this.tables, batch))).map((ok) => ({ ok }));
-    } catch (error) {
-      if (batch.length === 1 || error instanceof StorageUnavailableError) throw error;
-      return eachAlone(batch, ({ entry, now }) => this.run((q) => appendPublished(q, this.tables, entry, now)));
-    }
+  private appendPublishedBatch(batch: PublishedAppend[]): Promise<BatchOutcome<number>[]> {
+    return wholeOrEachAlone(
+      batch,
+      (all) => this.run((q) => appendPublishedBatch(q, this.tables, all)),
+      ({ entry, now }) => this.run((q) => appendPublished(q, this.tables, entry, now)),
+    );
   }
 
   readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {

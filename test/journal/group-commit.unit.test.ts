@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type BatchOutcome, type GroupCommitOptions, GroupCommitter } from "../../src/journal/group-commit.js";
+import { StorageUnavailableError, TerminalStorageError } from "../../src/base/errors.js";
+import {
+  type BatchOutcome,
+  type GroupCommitOptions,
+  GroupCommitter,
+  wholeOrEachAlone,
+} from "../../src/journal/group-commit.js";
 
 /** The batching itself, over a fake store that records what each batch carried. */
 describe("group committer", () => {
@@ -249,5 +255,38 @@ describe("group committer", () => {
       expect(() => new GroupCommitter(write, { maxInFlight: -1 })).toThrow(/maxInFlight/);
       expect(() => new GroupCommitter(write, { minSplit: Number.NaN })).toThrow(/minSplit/);
     });
+  });
+});
+
+describe("wholeOrEachAlone", () => {
+  const refusing = async (items: string[]) => {
+    if (items.some((item) => item.includes("bad"))) throw new TerminalStorageError("refused");
+    return items.map((item) => item.toUpperCase());
+  };
+  const alone = async (item: string) => (await refusing([item]))[0] as string;
+
+  it("answers the batch written whole", async () => {
+    expect(await wholeOrEachAlone(["a", "b"], refusing, alone)).toEqual([{ ok: "A" }, { ok: "B" }]);
+  });
+
+  it("writes a batch refused as a whole item by item, so that only the refused item fails", async () => {
+    const outcomes = await wholeOrEachAlone(["a", "bad", "c"], refusing, alone);
+    expect(outcomes[0]).toEqual({ ok: "A" });
+    expect((outcomes[1] as { error: unknown }).error).toBeInstanceOf(TerminalStorageError);
+    expect(outcomes[2]).toEqual({ ok: "C" });
+  });
+
+  it("leaves an ambiguous failure, and a lone item's, to every caller", async () => {
+    const lost = async () => {
+      throw new StorageUnavailableError("connection lost");
+    };
+    let alones = 0;
+    const counted = async (item: string) => {
+      alones++;
+      return item;
+    };
+    await expect(wholeOrEachAlone(["a", "b"], lost, counted)).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(wholeOrEachAlone(["bad"], refusing, counted)).rejects.toBeInstanceOf(TerminalStorageError);
+    expect(alones).toBe(0);
   });
 });
