@@ -484,16 +484,16 @@ export class Consumer {
     }
     return this.locks.run(`src:${source}`, () =>
       this.withConflictRetries(async () => {
-        if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
+        // The checkpoint first, then the inbox: a handled event's inbox row and checkpoint advance
+        // are one commit, so a checkpoint past this version (another instance of this consumer, a
+        // second worker reading the same log, may just have applied this very event) is always
+        // seen with the inbox row that makes it a duplicate. Read the other way round, that commit
+        // could land between the two reads and pass for another event's.
         const checkpoint = await this.journal.getCheckpoint(this.name, source);
-        // At or below the checkpoint. Another instance of this consumer (a second worker reading
-        // the same log) may have committed this very event between the inbox read above and the
-        // checkpoint read: its inbox row and checkpoint advance are one commit, so reading the
-        // inbox again, after the checkpoint, sees it; that is a duplicate. Otherwise another event
-        // took this version, or an operator skipped it as lost (`skipGap`); either way this copy
-        // is recorded, not dropped.
+        if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
+        // Not in the inbox at or below the checkpoint: another event took this version, or an
+        // operator skipped it as lost (`skipGap`); either way this copy is recorded, not dropped.
         if (version <= checkpoint) {
-          if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
           throw versionConflict(this.name, envelope, source, { state: "taken (applied, or skipped past)" });
         }
         const parked = (await this.journal.listParked(this.name, source)).find((p) => p.version === version);

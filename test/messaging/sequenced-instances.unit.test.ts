@@ -9,9 +9,9 @@ import { orderEvent, orderTimeline } from "./support/orders.js";
 
 /**
  * Two instances of one sequenced consumer (two worker processes reading the same published log)
- * get the same event. B reads the inbox before A commits and the checkpoint after: the version is
- * then at or below the checkpoint while the event is not yet seen in the inbox. That is A's commit
- * of this very event, a duplicate, not another event claiming the version.
+ * get the same event. B's inbox read answers before A commits: whatever B reads next, A's commit
+ * of this very event must come out as a duplicate, never as another event claiming the version
+ * (read inbox-then-checkpoint, the version was past the checkpoint with no inbox row in sight).
  */
 function instance(journal: Journal) {
   return new Consumer({
