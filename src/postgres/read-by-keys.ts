@@ -15,6 +15,20 @@ export interface PointRead {
 }
 
 /**
+ * The rows of a statement over `unnest(...) WITH ORDINALITY AS r(..., i)`, each decoded and put
+ * with its request: `count` lists, in request order (`i` is 1-based).
+ */
+export function byRequest<T>(
+  rows: readonly Record<string, unknown>[],
+  count: number,
+  decode: (row: Record<string, unknown>) => T,
+): T[][] {
+  const lists: T[][] = Array.from({ length: count }, () => []);
+  for (const row of rows) lists[Number(row.i) - 1]?.push(decode(row));
+  return lists;
+}
+
+/**
  * Many point reads in ONE statement, one index probe per key: the reads that a consumer's events
  * in flight make together (the inbox row, the checkpoint, the document of each), or actors waking
  * together (their snapshots), cost one round trip, and one parse and plan per connection (a
@@ -37,7 +51,5 @@ export async function readByKeys(
       read.keys.map((_, column) => keys.map((key) => key[column])),
     ),
   );
-  const rows: Record<string, unknown>[][] = keys.map(() => []);
-  for (const row of result.rows as ({ i: string } & Record<string, unknown>)[]) rows[Number(row.i) - 1]?.push(row);
-  return rows;
+  return byRequest(result.rows, keys.length, (row) => row);
 }

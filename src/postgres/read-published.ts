@@ -1,6 +1,7 @@
 import { publishedRecord } from "../journal/sql-rows.js";
 import type { PublishedRecord } from "../journal/types.js";
 import { prepared } from "./prepared.js";
+import { byRequest } from "./read-by-keys.js";
 import type { Queryable } from "./sql.js";
 import { sqlLimit } from "./streams.js";
 import type { Tables } from "./tables.js";
@@ -29,9 +30,5 @@ export async function readPublishedPages(
       [reads.map((r) => Math.floor(r.after)), reads.map((r) => sqlLimit(r.limit))],
     ),
   );
-  const pages: PublishedRecord[][] = reads.map(() => []);
-  for (const row of result.rows as ({ i: string } & Record<string, unknown>)[]) {
-    pages[Number(row.i) - 1]?.push(publishedRecord(row));
-  }
-  return pages;
+  return byRequest(result.rows, reads.length, publishedRecord);
 }

@@ -2,6 +2,7 @@ import { eventRecord } from "../journal/sql-rows.js";
 import type { EventRecord } from "../journal/types.js";
 import { EVENT_COLUMNS } from "./columns.js";
 import { prepared } from "./prepared.js";
+import { byRequest } from "./read-by-keys.js";
 import type { Queryable } from "./sql.js";
 import { sqlLimit } from "./streams.js";
 import type { Tables } from "./tables.js";
@@ -21,7 +22,6 @@ export interface StreamRead {
  * back tagged with their request's index.
  */
 export async function readStreams(q: Queryable, t: Tables, reads: readonly StreamRead[]): Promise<EventRecord[][]> {
-  const pages: EventRecord[][] = reads.map(() => []);
   const result = await q.query(
     prepared(
       `SELECT r.i, e.* FROM unnest($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS r(stream, from_v, lim, i)
@@ -33,8 +33,5 @@ export async function readStreams(q: Queryable, t: Tables, reads: readonly Strea
       [reads.map((r) => r.stream), reads.map((r) => Math.floor(r.fromVersion)), reads.map((r) => sqlLimit(r.limit))],
     ),
   );
-  for (const row of result.rows as ({ i: string } & Record<string, unknown>)[]) {
-    pages[Number(row.i) - 1]?.push(eventRecord(row as never));
-  }
-  return pages;
+  return byRequest(result.rows, reads.length, eventRecord);
 }
