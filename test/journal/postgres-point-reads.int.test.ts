@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TerminalStorageError } from "../../src/base/errors.js";
 import { postgresJournal } from "../../src/postgres/index.js";
-import { countingPool } from "../support/pg-statements.js";
+import { withCountingJournal } from "../support/pg-statements.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 /**
@@ -43,9 +43,7 @@ describe.skipIf(!service.available)(
     afterAll(async () => drop());
 
     it("answers a burst of reads of every kind with one statement per kind, each as it alone would", async () => {
-      const { pool, matching } = countingPool(`oncely-test-point-reads-${process.pid}`);
-      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
-      try {
+      await withCountingJournal(schema, `oncely-test-point-reads-${process.pid}`, async (journal, { matching }) => {
         const [inbox, missingInbox, checkpoint, noCheckpoint, doc, noDoc, parked, noParked, snap, noSnap, v, noV] =
           await Promise.all([
             journal.getInbox("c", "m1"),
@@ -73,16 +71,11 @@ describe.skipIf(!service.available)(
         expect(snap).toMatchObject({ stream: "order/1", version: 2, state: { paid: true } });
         expect(noSnap).toBeUndefined();
         expect([v, noV]).toEqual([2, 0]);
-      } finally {
-        await journal.close();
-        await pool.end();
-      }
+      });
     });
 
     it("a key the server refuses fails its own read; the others of its burst are answered", async () => {
-      const { pool } = countingPool(`oncely-test-point-reads-refused-${process.pid}`);
-      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
-      try {
+      await withCountingJournal(schema, `oncely-test-point-reads-refused-${process.pid}`, async (journal) => {
         const settled = await Promise.allSettled([
           journal.getInbox("c", "m1"),
           journal.getInbox("c", "bad\u0000id"),
@@ -91,10 +84,7 @@ describe.skipIf(!service.available)(
         expect(settled[0]).toMatchObject({ status: "fulfilled", value: { messageId: "m1" } });
         expect(settled[1]?.status === "rejected" && settled[1].reason).toBeInstanceOf(TerminalStorageError);
         expect(settled[2]).toEqual({ status: "fulfilled", value: undefined });
-      } finally {
-        await journal.close();
-        await pool.end();
-      }
+      });
     });
   },
 );

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StorageUnavailableError, TerminalStorageError } from "../../src/base/errors.js";
 import type { NewPublished } from "../../src/journal/types.js";
 import { postgresJournal } from "../../src/postgres/index.js";
-import { countingPool } from "../support/pg-statements.js";
+import { withCountingJournal } from "../support/pg-statements.js";
 import { migratedPgSchema, PG_URL, probePostgres } from "../support/services.js";
 import { waitFor } from "../support/wait.js";
 
@@ -26,9 +26,7 @@ describe.skipIf(!service.available)(
     afterAll(async () => drop());
 
     it("appends a burst as one call in submit order; a message id twice in it gets one position", async () => {
-      const { pool, calls } = countingPool(`oncely-test-published-${process.pid}`);
-      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
-      try {
+      await withCountingJournal(schema, `oncely-test-published-${process.pid}`, async (journal, { calls }) => {
         const ids = ["b1", "b2", "b3", "b1", "b4"];
         const positions = await Promise.all(ids.map((id, i) => journal.appendPublished(entry(id), 10 + i)));
         expect(calls("oncely_publish_batch")).toBe(1);
@@ -44,16 +42,11 @@ describe.skipIf(!service.available)(
           ["b3", positions[2], 12],
           ["b4", positions[4], 14],
         ]);
-      } finally {
-        await journal.close();
-        await pool.end();
-      }
+      });
     });
 
     it("reads of the log that arrive together (its readers, woken by one append) are one statement, each its own page", async () => {
-      const { pool, matching } = countingPool(`oncely-test-published-reads-${process.pid}`);
-      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
-      try {
+      await withCountingJournal(schema, `oncely-test-published-reads-${process.pid}`, async (journal, { matching }) => {
         const positions = [];
         for (const id of ["p1", "p2", "p3"]) positions.push(await journal.appendPublished(entry(id), 40));
         const [p1, , p3] = positions as [number, number, number];
@@ -69,16 +62,11 @@ describe.skipIf(!service.available)(
         expect(ids(afterFirst)).toEqual(["p2", "p3"]);
         expect(ids(firstTwo)).toEqual(["p1", "p2"]);
         expect(none).toEqual([]);
-      } finally {
-        await journal.close();
-        await pool.end();
-      }
+      });
     });
 
     it("an entry the server refuses fails alone; the others of its burst are appended", async () => {
-      const { pool, calls } = countingPool(`oncely-test-published-refused-${process.pid}`);
-      const journal = postgresJournal({ connectionString: PG_URL, schema, pool });
-      try {
+      await withCountingJournal(schema, `oncely-test-published-refused-${process.pid}`, async (journal, { calls }) => {
         const ids = ["r1", "r2\u0000nul", "r3"];
         const settled = await Promise.allSettled(ids.map((id) => journal.appendPublished(entry(id), 20)));
         expect(calls("oncely_publish_batch")).toBe(1);
@@ -87,10 +75,7 @@ describe.skipIf(!service.available)(
         expect(settled[1]?.status === "rejected" && settled[1].reason).toBeInstanceOf(TerminalStorageError);
         const log = (await journal.readPublished(0)).filter((p) => p.messageId.startsWith("r"));
         expect(log.map((p) => p.messageId)).toEqual(["r1", "r3"]);
-      } finally {
-        await journal.close();
-        await pool.end();
-      }
+      });
     });
 
     it("a connection lost during the call leaves every append of it to be made again, and each lands once", async () => {

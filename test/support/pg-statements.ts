@@ -1,4 +1,5 @@
 import pg from "pg";
+import { type PostgresJournal, postgresJournal } from "../../src/postgres/index.js";
 import { PG_URL } from "./services.js";
 
 /** A pool whose statements are kept, to count the calls of a function or the statements of a kind. */
@@ -21,4 +22,20 @@ export function countingPool(applicationName: string, max = 4) {
       texts.length = 0;
     },
   };
+}
+
+/** A journal on `schema` over a counting pool, for `use`; both closed after it. */
+export async function withCountingJournal(
+  schema: string,
+  applicationName: string,
+  use: (journal: PostgresJournal, counts: ReturnType<typeof countingPool>) => Promise<void>,
+): Promise<void> {
+  const counts = countingPool(applicationName);
+  const journal = postgresJournal({ connectionString: PG_URL, schema, pool: counts.pool });
+  try {
+    await use(journal, counts);
+  } finally {
+    await journal.close();
+    await counts.pool.end();
+  }
 }
