@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -25,6 +25,7 @@ import {
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PEERS_DIR = join(ROOT, "bench", "peers");
+const BUILT_PACKAGE = "./bench/built-package.mjs";
 
 interface System {
   name: string;
@@ -60,12 +61,32 @@ function ensurePeersInstalled(print: (line: string) => void): void {
   if (result.status !== 0) throw new Error(`npm ci --prefix bench/peers failed (exit ${result.status})`);
 }
 
+/** The newest modification time of the files below `dir` (ms), 0 when it holds none. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** oncely runs from its build: built again when any source is newer than it (or it is missing). */
+function ensureBuilt(print: (line: string) => void): void {
+  const built = join(ROOT, "dist", "index.js");
+  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(join(ROOT, "src"))) return;
+  print("building oncely (npm run build) …");
+  const result = spawnSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+  if (result.status !== 0) throw new Error(`npm run build failed (exit ${result.status})`);
+}
+
 /** A generous bound per run: a minute to start, plus 0.3 s per order (a slow system does ~20/s here). */
 const runTimeoutMs = (options: WorkflowOptions): number => 60_000 + 300 * (options.orders + warmupOf(options));
 
 /** Runs one system in a child process of its own process group, so a timeout kills all it started. */
 async function runSystem(system: System, options: WorkflowOptions): Promise<WorkflowFigures> {
-  const args = ["--import", "tsx", system.script, ...system.args];
+  // Every system runs as its users run it: oncely from its build (`bench/built-package.mjs`), the peers from
+  // their published packages; only the bench's own files go through tsx.
+  const args = ["--import", "tsx", "--import", BUILT_PACKAGE, system.script, ...system.args];
   args.push("--orders", String(options.orders), "--inflight", String(options.inflight));
   args.push("--warmup", String(warmupOf(options)));
   const child = spawn(process.execPath, args, {
@@ -195,6 +216,7 @@ function withinRounds(
 export async function benchPeers(print: (line: string) => void): Promise<void> {
   const options = parseWorkflowArgs(process.argv.slice(2));
   ensurePeersInstalled(print);
+  ensureBuilt(print);
   print(
     `order workflow, interleaved: ${options.rounds} rounds × ${SYSTEMS.length} systems, ${options.orders} orders ` +
       `(after a warm-up of ${warmupOf(options)}), ${options.inflight} in flight; ` +
