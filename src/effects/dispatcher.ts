@@ -309,11 +309,13 @@ export class Dispatcher implements HandOver {
     );
   }
 
-  /** Run until `stop()`: wakes at once on new outbox rows (journal.onOutbox), polls as a fallback. */
+  /** Run until `stop()`: wakes at once on new rows of its categories (journal.onOutbox), polls as a fallback. */
   start(): void {
     if (this.loop) return;
     if (this.stopping.signal.aborted) throw new InvalidInputError("a stopped Dispatcher cannot be started again");
-    this.unsubscribe = this.journal.onOutbox(() => this.wake());
+    // Woken only for rows of the categories it serves: a commit that only publishes an event sends
+    // it to no claim (on PostgreSQL an empty claim per such commit, measured on the shop).
+    this.unsubscribe = this.journal.onOutbox(() => this.wake(), this.categories);
     this.handingOver = true;
     this.runtime.handOver?.(this, true);
     this.loop = this.runLoop();

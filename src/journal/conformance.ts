@@ -1025,6 +1025,39 @@ export function journalConformance(
         await new Promise((r) => setTimeout(r, 50));
         expect(after).toBe(0);
       });
+
+      it("wakes a listener that names categories for rows of those only, and for any update back to pending", async () => {
+        const woke = { served: 0, events: 0, all: 0 };
+        const offs = [
+          j.onOutbox(() => woke.served++, ["effect", "message"]),
+          j.onOutbox(() => woke.events++, ["event"]),
+          j.onOutbox(() => woke.all++),
+        ];
+        const settle = () => new Promise((r) => setTimeout(r, 100));
+        try {
+          // An event for a relay: a dispatcher serving effects and messages has nothing to claim.
+          await j.commit({ outbox: [outboxRow("published", { category: "event", kind: "Placed" })], now: T0 });
+          await settle();
+          expect(woke.served).toBe(0);
+          expect(woke.events > 0).toBe(true);
+          expect(woke.all > 0).toBe(true);
+          woke.events = 0;
+          await j.commit({ outbox: [outboxRow("message", { category: "message", kind: "shipment" })], now: T0 });
+          await settle();
+          expect(woke.served > 0).toBe(true);
+          expect(woke.events).toBe(0);
+          // An update does not say the row's category: every listener looks.
+          const [claimed] = await j.claimOutbox({ owner: "d#1", now: T0, leaseMs: 1_000, limit: 1 });
+          expect(claimed?.id).toBe("published");
+          woke.served = 0;
+          expect(await j.updateOutbox("published", "d#1", { attempts: 1, releaseLease: true }, T0 + 1)).toBe(true);
+          await settle();
+          expect(woke.served > 0).toBe(true);
+          expect(woke.events > 0).toBe(true);
+        } finally {
+          for (const off of offs) off();
+        }
+      });
     });
 
     describe("outbox retention", () => {

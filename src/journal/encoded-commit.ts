@@ -1,3 +1,5 @@
+import type { OutboxCategory } from "./types.js";
+
 /**
  * A commit with every value already turned into JSON text. SQL back ends encode the whole commit
  * before they open a transaction, so a value JSON cannot hold (a BigInt, a cycle) fails the
@@ -11,7 +13,7 @@ export interface EncodedCommit {
   snapshot: { version: number; schemaVersion: number; state: string } | undefined;
   outbox: {
     id: string;
-    category: string;
+    category: OutboxCategory;
     kind: string;
     stream: string;
     payload: string;

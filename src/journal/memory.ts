@@ -6,6 +6,7 @@ import {
 } from "../base/errors.js";
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
+import { OutboxSignal } from "./outbox-signal.js";
 import { holdsOutcomeRow } from "./outcome-record.js";
 import { pruneBatchSize } from "./prune.js";
 import { PUBLISHED_READER_SOURCE } from "./published.js";
@@ -22,6 +23,7 @@ import type {
   Journal,
   JournalSummary,
   NewPublished,
+  OutboxCategory,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
@@ -65,7 +67,7 @@ export class MemoryJournal implements Journal {
   private readonly parked = new Map<string, ParkedRecord>();
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
   private readonly documents = new Map<string, DocumentRecord>();
-  private readonly listeners = new Set<() => void>();
+  private readonly outboxSignal = new OutboxSignal();
   private readonly eventIds = new Set<string>();
   private seq = 0;
   private published: PublishedRecord[] = [];
@@ -150,13 +152,13 @@ export class MemoryJournal implements Journal {
       });
     }
     // Rows inserted leased are handed to the committing process: nobody else needs waking for them.
-    let added = 0;
+    const added = new Set<OutboxCategory>();
     const inserted: { id: string; seq: number }[] = [];
     for (const row of newRows) {
       if (this.outbox.has(row.id)) continue;
       this.outbox.set(row.id, { ...row, seq: ++this.seq });
       inserted.push({ id: row.id, seq: this.seq });
-      if (row.leaseOwner === null) added++;
+      if (row.leaseOwner === null) added.add(row.category);
     }
     for (const done of commit.outboxDone ?? []) {
       const row = this.outbox.get(done.id);
@@ -198,7 +200,7 @@ export class MemoryJournal implements Journal {
       if (d.doc === null) this.documents.delete(k);
       else this.documents.set(k, { collection: d.collection, id: d.id, doc: copy(d.doc), updatedAt: commit.now });
     }
-    if (added > 0) this.notify();
+    if (added.size > 0) this.outboxSignal.wake(added);
     return { version: current + records.length, events: copy(records), inserted };
   }
 
@@ -259,7 +261,7 @@ export class MemoryJournal implements Journal {
     const row = this.outbox.get(id);
     if (!row || row.leaseOwner !== owner || row.status === "done") return false;
     applyOutboxUpdate(row, update, now);
-    if (row.status === "pending" || row.status === "resolving") this.notify();
+    if (row.status === "pending" || row.status === "resolving") this.outboxSignal.wake();
     return true;
   }
 
@@ -267,7 +269,7 @@ export class MemoryJournal implements Journal {
     const row = this.outbox.get(id);
     if (!row || row.status === "done") return false;
     applyOutboxUpdate(row, { ...update, releaseLease: true }, now);
-    this.notify();
+    this.outboxSignal.wake();
     return true;
   }
 
@@ -445,17 +447,12 @@ export class MemoryJournal implements Journal {
     );
   }
 
-  onOutbox(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private notify(): void {
-    for (const listener of this.listeners) queueMicrotask(listener);
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void {
+    return this.outboxSignal.add(listener, categories);
   }
 
   async close(): Promise<void> {
-    this.listeners.clear();
+    this.outboxSignal.clear();
     this.publishedListeners.clear();
   }
 }

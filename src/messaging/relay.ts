@@ -187,7 +187,7 @@ export class Relay {
     this.metrics.relayLag.observe({ relay: this.owner }, Math.max(0, this.clock.now() - row.createdAt) / 1000);
   }
 
-  /** Relay in the background: wakes on the journal's outbox signal, polls every `pollMs` as a fallback. */
+  /** Relay in the background: wakes on the journal's signal for event rows, polls every `pollMs` as a fallback. */
   start(): void {
     if (this.loop) return;
     const abort = new AbortController();
@@ -195,7 +195,7 @@ export class Relay {
     const unsubscribe = this.journal.onOutbox(() => {
       this.signalled = true;
       this.wake?.();
-    });
+    }, ["event"]);
     this.loop = (async () => {
       while (!abort.signal.aborted) {
         this.signalled = false;

@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
 import {
-  type EncodedCommit,
   encodeCommit,
   encodeOutboxWrite,
   isOutboxWrite,
@@ -15,6 +14,7 @@ import {
   GroupCommitter,
   wholeOrEachAlone,
 } from "../journal/group-commit.js";
+import { OutboxSignal } from "../journal/outbox-signal.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
@@ -29,6 +29,7 @@ import type {
   Journal,
   JournalSummary,
   NewPublished,
+  OutboxCategory,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
@@ -100,7 +101,14 @@ export class PostgresJournal implements Journal {
   readonly tables: Tables;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
-  private readonly listeners = new Set<() => void>();
+  private readonly outboxSignal = new OutboxSignal();
+  /**
+   * Backend pids of this journal's pool connections: a NOTIFY one of them sent is a commit of this
+   * journal, whose listeners were woken when it returned (see `writeBatch`), so the listening
+   * connection skips it. A pool given with connections already open sends NOTIFYs from pids not
+   * here: those wake every listener, as another process's do, which costs a claim, never a miss.
+   */
+  private readonly ownBackends = new Set<number>();
   private readonly listener: OutboxListener;
   private readonly publishedListeners = new Set<() => void>();
   private readonly publishedListener: OutboxListener;
@@ -131,10 +139,20 @@ export class PostgresJournal implements Journal {
     guardPool(this.pool, (error) => {
       this.lastPoolError = error;
     });
+    this.pool.on("connect", (client) => {
+      const pid = backendPid(client);
+      if (pid !== undefined) this.ownBackends.add(pid);
+    });
+    this.pool.on("remove", (client) => {
+      const pid = backendPid(client);
+      if (pid !== undefined) this.ownBackends.delete(pid);
+    });
+    const isOwn = (pid: number) => this.ownBackends.has(pid);
     this.listener = new OutboxListener(
       { connectionString: options.connectionString, application_name: "oncely-listen" },
       this.tables.channel,
-      () => this.notifyLocal(),
+      () => this.outboxSignal.wake(),
+      isOwn,
     );
     this.publishedListener = new OutboxListener(
       { connectionString: options.connectionString, application_name: "oncely-listen" },
@@ -142,6 +160,7 @@ export class PostgresJournal implements Journal {
       () => {
         for (const listener of this.publishedListeners) queueMicrotask(listener);
       },
+      isOwn,
     );
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
       maxBatch: options.groupCommit?.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch,
@@ -243,14 +262,18 @@ export class PostgresJournal implements Journal {
 
   /** One statement for the whole batch, outside an explicit transaction: call and COMMIT are one round trip. */
   private async writeBatch(batch: JournalWrite[]) {
-    const outcomes = await this.run((pool) => commitBatch(pool, this.tables, batch));
-    // Local dispatchers wake for rows nobody was handed (the NOTIFY reaches other processes).
-    const commits = batch.filter((w): w is EncodedCommit => !isOutboxWrite(w));
-    const leased = new Set(commits.flatMap((c) => c.outbox.filter((o) => o.leaseOwner !== null).map((o) => o.id)));
-    const added = outcomes.some(
-      (o) => "ok" in o && "inserted" in o.ok && o.ok.inserted?.some((row) => !leased.has(row.id)),
-    );
-    if (added) this.notifyLocal();
+    let outcomes: BatchOutcome<WriteAnswer>[];
+    try {
+      outcomes = await this.run((pool) => commitBatch(pool, this.tables, batch));
+    } catch (error) {
+      // The batch may have landed (a connection lost at COMMIT) and its NOTIFY, from one of this
+      // journal's connections, is skipped: wake every listener rather than leave a row to the poll.
+      this.outboxSignal.wake();
+      throw error;
+    }
+    // Local listeners wake for the categories of the rows nobody was handed (the NOTIFY reaches other processes).
+    const added = addedCategories(batch, outcomes);
+    if (added.size > 0) this.outboxSignal.wake(added);
     return outcomes;
   }
 
@@ -288,14 +311,14 @@ export class PostgresJournal implements Journal {
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
     const status = await this.writeOutbox(id, owner, update, now);
-    if (status === "pending" || status === "resolving") this.notifyLocal();
+    if (status === "pending" || status === "resolving") this.outboxSignal.wake();
     return status !== undefined;
   }
 
   async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
     const status = await this.writeOutbox(id, null, { ...update, releaseLease: true }, now);
     if (status === undefined) return false;
-    this.notifyLocal();
+    this.outboxSignal.wake();
     return true;
   }
 
@@ -414,10 +437,10 @@ export class PostgresJournal implements Journal {
    * (LISTEN/NOTIFY), and after the listening connection reconnects. Wake-ups may repeat: treat
    * each one as "look at the outbox", never as a count.
    */
-  onOutbox(listener: () => void): () => void {
-    this.listeners.add(listener);
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void {
+    const off = this.outboxSignal.add(listener, categories);
     if (!this.closed) this.listener.start();
-    return () => this.listeners.delete(listener);
+    return off;
   }
 
   /** Resolves once this journal is LISTENing for other processes' outbox commits (starts it if needed). */
@@ -426,16 +449,33 @@ export class PostgresJournal implements Journal {
     return this.listener.listening();
   }
 
-  private notifyLocal(): void {
-    for (const listener of this.listeners) queueMicrotask(listener);
-  }
-
   async close(): Promise<void> {
-    this.listeners.clear();
+    this.outboxSignal.clear();
     this.publishedListeners.clear();
     if (this.closed) return;
     this.closed = true;
     await Promise.all([this.listener.stop(), this.publishedListener.stop()]);
     if (this.ownsPool) await this.pool.end();
   }
+}
+
+/** The backend pid of a pooled connection (the `pg` client's `processID`, known once it connected). */
+const backendPid = (client: pg.PoolClient): number | undefined => {
+  const pid = (client as { processID?: number | null }).processID;
+  return typeof pid === "number" ? pid : undefined;
+};
+
+/** Categories of the outbox rows the batch's commits inserted not leased: rows someone must claim. */
+function addedCategories(batch: JournalWrite[], outcomes: BatchOutcome<WriteAnswer>[]): Set<OutboxCategory> {
+  const added = new Set<OutboxCategory>();
+  batch.forEach((write, i) => {
+    const outcome = outcomes[i];
+    if (isOutboxWrite(write) || outcome === undefined || !("ok" in outcome)) return;
+    const inserted = (outcome.ok as CommitResult).inserted;
+    if (inserted === undefined || inserted.length === 0) return;
+    for (const row of write.outbox) {
+      if (row.leaseOwner === null && inserted.some((r) => r.id === row.id)) added.add(row.category);
+    }
+  });
+  return added;
 }

@@ -3,10 +3,12 @@ import { Pg } from "./driver.js";
 import { quoteIdent } from "./tables.js";
 
 /**
- * One dedicated connection that LISTENs on the schema's outbox channel and calls `wake` on each
- * notification. If the connection drops (server restart, pg_terminate_backend, network), it
- * reconnects with a capped backoff and calls `wake` once: notifications sent while it was away
- * are lost, so listeners must look at the outbox again.
+ * One dedicated connection that LISTENs on one of the schema's channels and calls `wake` on each
+ * notification, except those sent by a backend `isOwn` names: the journal woke its own listeners
+ * when its commit returned, with what it added, so its own NOTIFY coming back adds nothing. If the
+ * connection drops (server restart, pg_terminate_backend, network), it reconnects with a capped
+ * backoff and calls `wake` once: notifications sent while it was away are lost, so listeners must
+ * look at the outbox again.
  */
 export class OutboxListener {
   private client: pg.Client | undefined;
@@ -20,6 +22,7 @@ export class OutboxListener {
     private readonly config: pg.ClientConfig,
     private readonly channel: string,
     private readonly wake: () => void,
+    private readonly isOwn: (backendPid: number) => boolean = () => false,
   ) {}
 
   start(): void {
@@ -38,7 +41,7 @@ export class OutboxListener {
     const client = new Pg.Client(this.config);
     this.client = client;
     client.on("notification", (message) => {
-      if (message.channel === this.channel) this.wake();
+      if (message.channel === this.channel && !this.isOwn(message.processId)) this.wake();
     });
     client.on("error", () => this.retry(client));
     client.on("end", () => this.retry(client));

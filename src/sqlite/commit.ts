@@ -36,7 +36,13 @@ export interface WriteMark {
   written: boolean;
 }
 
-export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): { result: CommitResult; added: number } {
+/** A commit's result, and the categories of the outbox rows it inserted not leased (someone must claim those). */
+export interface WrittenCommit {
+  result: CommitResult;
+  added: OutboxCategory[];
+}
+
+export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): WrittenCommit {
   const current =
     c.stream === undefined
       ? 0
@@ -121,8 +127,8 @@ function applyWrites(
   current: number,
   mark: WriteMark,
   finished: string | undefined,
-): { result: CommitResult; added: number } {
-  let added = 0;
+): WrittenCommit {
+  const added: OutboxCategory[] = [];
   const inserted: { id: string; seq: number }[] = [];
   // seq = max + 1 is safe: the write lock is held, and rows are never deleted.
   const insertOutbox = sql.stmt(
@@ -155,7 +161,7 @@ function applyWrites(
     }
     mark.written = true;
     inserted.push({ id: row.id, seq: got.seq });
-    if (row.leaseOwner === null) added++;
+    if (row.leaseOwner === null) added.push(row.category);
   }
   // From here on every throw is a write that failed: the caller rolls back (as for any partial commit).
   mark.written = true;

@@ -6,6 +6,7 @@ import {
   type WriteAnswer,
 } from "../journal/encode.js";
 import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
+import { OutboxSignal } from "../journal/outbox-signal.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { streamNames } from "../journal/sql-rows.js";
 import type {
@@ -20,6 +21,7 @@ import type {
   Journal,
   JournalSummary,
   NewPublished,
+  OutboxCategory,
   OutboxFilter,
   OutboxRow,
   OutboxUpdate,
@@ -86,7 +88,7 @@ export interface SqliteJournalOptions {
 export class SqliteJournal implements Journal {
   readonly backend = "sqlite";
   private readonly sql: Sql;
-  private readonly listeners = new Set<() => void>();
+  private readonly outboxSignal = new OutboxSignal();
   private readonly publishedListeners = new Set<() => void>();
   private readonly group: GroupCommitter<SqliteWrite, SqliteAnswer>;
   private readonly claimTx: (options: ClaimOptions) => OutboxRow[];
@@ -147,7 +149,7 @@ export class SqliteJournal implements Journal {
   private applyBatch(batch: SqliteWrite[], savepoints: boolean): BatchOutcome<SqliteAnswer>[] | undefined {
     const db = this.sql.db;
     const outcomes: BatchOutcome<SqliteAnswer>[] = [];
-    let added = 0;
+    const added = new Set<OutboxCategory>();
     let published = 0;
     try {
       this.sql.stmt("BEGIN IMMEDIATE").run();
@@ -177,7 +179,7 @@ export class SqliteJournal implements Journal {
           const done = writeCommit(this.sql, write, mark);
           if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
           outcomes.push({ ok: done.result });
-          added += done.added;
+          for (const category of done.added) added.add(category);
         } catch (error) {
           // Some errors (disk full, I/O) roll back the whole transaction: then the batch fails as one.
           if (!db.inTransaction) throw error;
@@ -197,7 +199,7 @@ export class SqliteJournal implements Journal {
       if (db.inTransaction) db.exec("ROLLBACK");
       throw mapSqliteError(error);
     }
-    if (added > 0) this.notify();
+    if (added.size > 0) this.outboxSignal.wake(added);
     if (published > 0) for (const listener of this.publishedListeners) queueMicrotask(listener);
     return outcomes;
   }
@@ -228,14 +230,14 @@ export class SqliteJournal implements Journal {
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
     const status = await this.writeOutbox(id, owner, update, now);
-    if (status === "pending" || status === "resolving") this.notify();
+    if (status === "pending" || status === "resolving") this.outboxSignal.wake();
     return status !== undefined;
   }
 
   async forceOutbox(id: string, update: OutboxUpdate, now: number): Promise<boolean> {
     const status = await this.writeOutbox(id, null, { ...update, releaseLease: true }, now);
     if (status === undefined) return false;
-    this.notify();
+    this.outboxSignal.wake();
     return true;
   }
 
@@ -322,17 +324,12 @@ export class SqliteJournal implements Journal {
     return this.run(() => documents.listDocuments(this.sql, collection, limit));
   }
 
-  onOutbox(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private notify(): void {
-    for (const listener of this.listeners) queueMicrotask(listener);
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void {
+    return this.outboxSignal.add(listener, categories);
   }
 
   async close(): Promise<void> {
-    this.listeners.clear();
+    this.outboxSignal.clear();
     this.publishedListeners.clear();
     if (this.closed) return;
     this.closed = true;

@@ -90,6 +90,38 @@ describe.skipIf(!service.available)(
       expect(extra).toBe(0);
     });
 
+    it("wakes its own listeners once per commit, by category; another instance's NOTIFY wakes every listener", async () => {
+      const a = open();
+      const b = open();
+      await a.migrate();
+      await a.listening();
+      const row = (id: string, category: "event" | "effect") =>
+        ({ id, category, kind: "k", stream: "s/1", payload: null, notBefore: 0 }) as const;
+      const settle = () => new Promise((r) => setTimeout(r, 300));
+      let served = 0;
+      let all = 0;
+      const offServed = a.onOutbox(() => served++, ["effect", "message"]);
+      const offAll = a.onOutbox(() => all++);
+      try {
+        // This journal's commit wakes its listeners when it returns; its NOTIFY, from one of its own
+        // connections, comes back on the LISTEN connection and is skipped.
+        await a.commit({ outbox: [row("own-event", "event")], now: 1 });
+        await settle();
+        expect(served).toBe(0);
+        expect(all).toBe(1);
+        await a.commit({ outbox: [row("own-effect", "effect")], now: 2 });
+        await settle();
+        expect(served).toBe(1);
+        expect(all).toBe(2);
+        // Another instance's NOTIFY does not say what it added: every listener looks.
+        await b.commit({ outbox: [row("their-event", "event")], now: 3 });
+        await waitFor(async () => served === 2 && all === 3, "the other instance's NOTIFY to wake both listeners");
+      } finally {
+        offServed();
+        offAll();
+      }
+    });
+
     it("re-establishes LISTEN after its connection is terminated", async () => {
       const a = open();
       const b = open();
