@@ -158,7 +158,7 @@ export class MemoryJournal implements Journal {
       if (this.outbox.has(row.id)) continue;
       this.outbox.set(row.id, { ...row, seq: ++this.seq });
       inserted.push({ id: row.id, seq: this.seq });
-      if (row.leaseOwner === null) added.add(row.category);
+      if (row.leaseOwner === null && row.notBefore <= commit.now) added.add(row.category);
     }
     for (const done of commit.outboxDone ?? []) {
       const row = this.outbox.get(done.id);

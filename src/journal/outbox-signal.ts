@@ -2,7 +2,7 @@ import type { OutboxCategory } from "./types.js";
 
 /**
  * The outbox wake-up of every journal (`Journal.onOutbox`). A listener that names categories is
- * woken only when rows of one of them were added (a relay by `event` rows, a dispatcher by `effect`
+ * woken only when rows of one of them were added (due now) (a relay by `event` rows, a dispatcher by `effect`
  * and `message` rows), so a commit that only publishes an event does not send a dispatcher to claim
  * rows that are not there. A wake-up that cannot say what was added (an update back to pending, a
  * forced change, another process's NOTIFY, a listening connection back after a drop) wakes all.

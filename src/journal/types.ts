@@ -366,8 +366,9 @@ export interface Journal {
   listDocuments(collection: string, limit?: number): Promise<DocumentRecord[]>;
 
   /**
-   * Wake-up signal: called after commits that added outbox rows not handed over at commit, and
-   * after updates that made a row claimable again (in-process for memory/SQLite, LISTEN/NOTIFY for
+   * Wake-up signal: called after commits that added outbox rows due now and not handed over at
+   * commit (a row due later, such as a durable timer, is found by the claimer's poll), and after
+   * updates that made a row claimable again (in-process for memory/SQLite, LISTEN/NOTIFY for
    * PostgreSQL so other processes wake too). With `categories`, only when rows of one of them were
    * added, or when what changed is not known (another process's NOTIFY, an update, a reconnect):
    * a wake-up means "look at the outbox", never a count. Returns an unsubscribe function.

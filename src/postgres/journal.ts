@@ -465,7 +465,7 @@ const backendPid = (client: pg.PoolClient): number | undefined => {
   return typeof pid === "number" ? pid : undefined;
 };
 
-/** Categories of the outbox rows the batch's commits inserted not leased: rows someone must claim. */
+/** Categories of the outbox rows the batch's commits inserted not leased and due now: rows someone must claim now. */
 function addedCategories(batch: JournalWrite[], outcomes: BatchOutcome<WriteAnswer>[]): Set<OutboxCategory> {
   const added = new Set<OutboxCategory>();
   batch.forEach((write, i) => {
@@ -474,7 +474,8 @@ function addedCategories(batch: JournalWrite[], outcomes: BatchOutcome<WriteAnsw
     const inserted = (outcome.ok as CommitResult).inserted;
     if (inserted === undefined || inserted.length === 0) return;
     for (const row of write.outbox) {
-      if (row.leaseOwner === null && inserted.some((r) => r.id === row.id)) added.add(row.category);
+      if (row.leaseOwner !== null || row.notBefore > write.now) continue;
+      if (inserted.some((r) => r.id === row.id)) added.add(row.category);
     }
   });
   return added;

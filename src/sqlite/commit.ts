@@ -36,7 +36,7 @@ export interface WriteMark {
   written: boolean;
 }
 
-/** A commit's result, and the categories of the outbox rows it inserted not leased (someone must claim those). */
+/** A commit's result, and the categories of the rows it inserted not leased and due now (someone must claim those). */
 export interface WrittenCommit {
   result: CommitResult;
   added: OutboxCategory[];
@@ -161,7 +161,7 @@ function applyWrites(
     }
     mark.written = true;
     inserted.push({ id: row.id, seq: got.seq });
-    if (row.leaseOwner === null) added.push(row.category);
+    if (row.leaseOwner === null && row.notBefore <= c.now) added.push(row.category);
   }
   // From here on every throw is a write that failed: the caller rolls back (as for any partial commit).
   mark.written = true;
