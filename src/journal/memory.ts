@@ -6,7 +6,7 @@ import {
 } from "../base/errors.js";
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
-import { OutboxSignal } from "./outbox-signal.js";
+import { OutboxSignal, wakesAtCommit } from "./outbox-signal.js";
 import { holdsOutcomeRow } from "./outcome-record.js";
 import { pruneBatchSize } from "./prune.js";
 import { PUBLISHED_READER_SOURCE } from "./published.js";
@@ -158,7 +158,7 @@ export class MemoryJournal implements Journal {
       if (this.outbox.has(row.id)) continue;
       this.outbox.set(row.id, { ...row, seq: ++this.seq });
       inserted.push({ id: row.id, seq: this.seq });
-      if (row.leaseOwner === null && row.notBefore <= commit.now) added.add(row.category);
+      if (wakesAtCommit(row, commit.now)) added.add(row.category);
     }
     for (const done of commit.outboxDone ?? []) {
       const row = this.outbox.get(done.id);

@@ -28,6 +28,14 @@ export class OutboxSignal {
   }
 }
 
+/**
+ * Whether a row just inserted is one to wake listeners for: not leased at commit (nobody was handed
+ * it) and due now. A row due later (a durable timer) is for the claimer's poll. The rule of all
+ * three journals.
+ */
+export const wakesAtCommit = (row: { leaseOwner: string | null; notBefore: number }, now: number): boolean =>
+  row.leaseOwner === null && row.notBefore <= now;
+
 const intersects = (a: ReadonlySet<OutboxCategory>, b: ReadonlySet<OutboxCategory>): boolean => {
   for (const item of b) if (a.has(item)) return true;
   return false;

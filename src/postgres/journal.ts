@@ -14,7 +14,7 @@ import {
   GroupCommitter,
   wholeOrEachAlone,
 } from "../journal/group-commit.js";
-import { OutboxSignal } from "../journal/outbox-signal.js";
+import { OutboxSignal, wakesAtCommit } from "../journal/outbox-signal.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
@@ -474,8 +474,7 @@ function addedCategories(batch: JournalWrite[], outcomes: BatchOutcome<WriteAnsw
     const inserted = (outcome.ok as CommitResult).inserted;
     if (inserted === undefined || inserted.length === 0) return;
     for (const row of write.outbox) {
-      if (row.leaseOwner !== null || row.notBefore > write.now) continue;
-      if (inserted.some((r) => r.id === row.id)) added.add(row.category);
+      if (wakesAtCommit(row, write.now) && inserted.some((r) => r.id === row.id)) added.add(row.category);
     }
   });
   return added;

@@ -6,6 +6,7 @@ import {
 } from "../base/errors.js";
 import { effectKeyReuse } from "../journal/effect-key-reuse.js";
 import { appendedRecords, type EncodedCommit } from "../journal/encode.js";
+import { wakesAtCommit } from "../journal/outbox-signal.js";
 import { holdsOutcomeRow } from "../journal/outcome-record.js";
 import type { CommitResult, OutboxCategory } from "../journal/types.js";
 import { isUniqueViolation } from "./errors.js";
@@ -161,7 +162,7 @@ function applyWrites(
     }
     mark.written = true;
     inserted.push({ id: row.id, seq: got.seq });
-    if (row.leaseOwner === null && row.notBefore <= c.now) added.push(row.category);
+    if (wakesAtCommit(row, c.now)) added.push(row.category);
   }
   // From here on every throw is a write that failed: the caller rolls back (as for any partial commit).
   mark.written = true;

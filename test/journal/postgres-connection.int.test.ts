@@ -122,6 +122,32 @@ describe.skipIf(!service.available)(
       }
     });
 
+    it("wakes its own log readers once per append; another instance's append wakes them through NOTIFY", async () => {
+      const a = open();
+      const b = open();
+      await a.migrate();
+      let woke = 0;
+      const off = a.onPublished(() => woke++);
+      try {
+        await a.listening();
+        await waitFor(async () => {
+          const r = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1", [
+            `LISTEN "${a.tables.publishedChannel}"`,
+          ]);
+          return r.rows[0].n > 0;
+        }, "the published channel's LISTEN");
+        const entry = (messageId: string) => ({ messageId, subject: "shop.orders.Placed", body: "{}" });
+        await a.appendPublished(entry("own"), 1);
+        await new Promise((r) => setTimeout(r, 300));
+        // Woken when the append returned; its NOTIFY, from one of a's own connections, is skipped.
+        expect(woke).toBe(1);
+        await b.appendPublished(entry("theirs"), 2);
+        await waitFor(async () => woke === 2, "the other instance's NOTIFY");
+      } finally {
+        off();
+      }
+    });
+
     it("re-establishes LISTEN after its connection is terminated", async () => {
       const a = open();
       const b = open();
@@ -192,6 +218,11 @@ describe.skipIf(!service.available)(
           type: "Big",
           data: { i, pad: "x".repeat(100) },
         }));
+        // The batch may have landed and its NOTIFY, from this journal's own connection, is skipped:
+        // a failed batch wakes every listener, even one for a category the commit does not hold.
+        let woke = 0;
+        const off = journal.onOutbox(() => woke++, ["effect"]);
+        await journal.listening();
         // Caught at once: the rejection can come while waitFor is still polling, and a rejection
         // nobody has caught yet is reported by vitest as an unhandled error.
         const committing = journal
@@ -206,6 +237,8 @@ describe.skipIf(!service.available)(
         }, "the commit to be in flight");
         const error = await committing;
         expect(error).toBeInstanceOf(StorageUnavailableError);
+        await waitFor(async () => woke > 0, "a wake-up after the failed batch");
+        off();
         expect([0, 20_000]).toContain(await journal.streamVersion("kill/1"));
       } finally {
         await journal.close();
