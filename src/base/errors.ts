@@ -194,3 +194,22 @@ export function isRetryable(thrown: unknown): boolean {
   if (thrown instanceof OncelyError) return thrown.retryable;
   return !(thrown instanceof TypeError || thrown instanceof RangeError || thrown instanceof SyntaxError);
 }
+
+/**
+ * A parked version released after the message that filled its gap failed with a retryable error:
+ * the filling message was applied; the released one is tried again later (the delivery that
+ * released it is redelivered, or the next gap check releases it) until it is dead-lettered.
+ */
+export class ReleaseFailedError extends RetryableError {
+  constructor(
+    readonly consumer: string,
+    readonly source: string,
+    readonly version: number,
+    cause: unknown,
+  ) {
+    super(
+      `consumer "${consumer}": version ${version} of ${source}, released from parking, failed: ${toError(cause).message}`,
+      { cause },
+    );
+  }
+}

@@ -1,5 +1,6 @@
 import { InvalidInputError } from "../base/errors.js";
 import { mapped } from "../base/mapped.js";
+import { checkpointsOf, requireDistinctCheckpoints } from "./checkpoint-writes.js";
 import type { EncodedCommit } from "./encoded-commit.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
@@ -71,7 +72,8 @@ function encodeParts(commit: Commit): EncodedCommit {
   if (events.length > 0 && commit.stream === undefined) {
     throw new InvalidInputError("a commit with events must name its stream");
   }
-  const checkpoint = commit.checkpoint;
+  const checkpoints = checkpointsOf(commit);
+  requireDistinctCheckpoints(checkpoints);
   return {
     stream: commit.stream,
     expectedVersion: commit.expectedVersion,
@@ -121,14 +123,12 @@ function encodeParts(commit: Commit): EncodedCommit {
           outcomeOf: outcomeRowOf(commit),
         }
       : undefined,
-    checkpoint: checkpoint
-      ? {
-          consumer: checkpoint.consumer,
-          source: checkpoint.source,
-          version: checkpoint.version,
-          expected: checkpoint.expected,
-        }
-      : undefined,
+    checkpoints: mapped(checkpoints, (checkpoint) => ({
+      consumer: checkpoint.consumer,
+      source: checkpoint.source,
+      version: checkpoint.version,
+      expected: checkpoint.expected,
+    })),
     park: mapped(commit.park ?? [], (p) => ({
       consumer: p.consumer,
       source: p.source,
@@ -204,7 +204,7 @@ function keysOf(write: JournalWrite): string[] {
   const keys: string[] = [];
   if (write.stream !== undefined) keys.push(`s\0${write.stream}`);
   if (write.inbox) keys.push(`i\0${write.inbox.consumer}\0${write.inbox.messageId}`);
-  if (write.checkpoint) keys.push(`c\0${write.checkpoint.consumer}\0${write.checkpoint.source}`);
+  for (const checkpoint of write.checkpoints) keys.push(`c\0${checkpoint.consumer}\0${checkpoint.source}`);
   for (const row of write.outbox) keys.push(`o\0${row.id}`);
   for (const done of write.outboxDone) keys.push(`o\0${done.id}`);
   for (const p of [...write.park, ...write.unpark]) keys.push(`p\0${p.consumer}\0${p.source}\0${p.version}`);

@@ -28,7 +28,8 @@ export interface EncodedCommit {
   outboxDone: { id: string; outcome: string; result: string }[];
   /** `outcomeOf`: see `InboxEntry`; undefined when the message is recorded by its inbox row alone. */
   inbox: { consumer: string; messageId: string; reply: string; outcomeOf: string | undefined } | undefined;
-  checkpoint: { consumer: string; source: string; version: number; expected: number | undefined } | undefined;
+  /** Every checkpoint of the commit (`Commit.checkpoint` first), each (consumer, source) once. */
+  checkpoints: { consumer: string; source: string; version: number; expected: number | undefined }[];
   park: { consumer: string; source: string; version: number; message: string }[];
   unpark: { consumer: string; source: string; version: number }[];
   deadLetters: {

@@ -4,6 +4,7 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
+import { checkpointsOf, requireDistinctCheckpoints } from "./checkpoint-writes.js";
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
 import { OutboxSignal, wakesAtCommit } from "./outbox-signal.js";
@@ -111,8 +112,10 @@ export class MemoryJournal implements Journal {
     ) {
       throw new DuplicateMessageError(commit.inbox.consumer, commit.inbox.messageId);
     }
-    if (commit.checkpoint?.expected !== undefined) {
-      const { consumer, source, expected } = commit.checkpoint;
+    const checkpoints = checkpointsOf(commit);
+    requireDistinctCheckpoints(checkpoints);
+    for (const { consumer, source, expected } of checkpoints) {
+      if (expected === undefined) continue;
       const actual = this.checkpoints.get(key(consumer, source)) ?? 0;
       if (actual !== expected) throw new CheckpointConflictError(consumer, source, expected, actual);
     }
@@ -181,10 +184,7 @@ export class MemoryJournal implements Journal {
         recordedAt: commit.now,
       });
     }
-    if (commit.checkpoint) {
-      const { consumer, source, version } = commit.checkpoint;
-      this.checkpoints.set(key(consumer, source), version);
-    }
+    for (const { consumer, source, version } of checkpoints) this.checkpoints.set(key(consumer, source), version);
     for (const p of commit.park ?? []) {
       const k = key(p.consumer, p.source, String(p.version));
       if (!this.parked.has(k)) this.parked.set(k, { ...p, message: copy(p.message), parkedAt: commit.now });
@@ -326,6 +326,11 @@ export class MemoryJournal implements Journal {
         .filter((p) => p.consumer === consumer && (source === undefined || p.source === source))
         .sort((a, b) => (a.source === b.source ? a.version - b.version : a.source < b.source ? -1 : 1)),
     );
+  }
+
+  async getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {
+    const parked = this.parked.get(key(consumer, source, String(version)));
+    return parked ? copy(parked) : undefined;
   }
 
   async summarize(): Promise<JournalSummary> {

@@ -121,7 +121,7 @@ export function requireStorableCommit(c: EncodedCommit): void {
     requireStorableText(c.inbox.messageId, "the inbox message id");
     requireStorableJson(c.inbox.reply, "the inbox reply");
   }
-  if (c.checkpoint) requireStorableSequencing(c.checkpoint);
+  for (const checkpoint of c.checkpoints) requireStorableSequencing(checkpoint);
   for (const p of c.park) {
     requireStorableSequencing(p);
     requireStorableJson(p.message, "the parked message at", `${p.source}@${p.version}`);

@@ -208,6 +208,9 @@ export interface DocumentRecord {
  * - `outboxDone` marks rows done with their outcome (a row already done keeps its first outcome).
  * - `checkpoint` sets (consumer, source) to `version`; when `expected` is given, the stored
  *   version must equal it (0 when absent) or the commit fails with `CheckpointConflictError`.
+ *   `checkpoints` does the same for several at once (a sequenced projection advances its source
+ *   stream and guards the document's revision in one commit); each is checked before anything is
+ *   written, and one (consumer, source) may appear once in a commit.
  */
 export interface Commit {
   stream?: string | undefined;
@@ -217,7 +220,8 @@ export interface Commit {
   outbox?: NewOutboxRow[] | undefined;
   outboxDone?: OutboxDone[] | undefined;
   inbox?: InboxEntry | undefined;
-  checkpoint?: { consumer: string; source: string; version: number; expected?: number } | undefined;
+  checkpoint?: CheckpointWrite | undefined;
+  checkpoints?: CheckpointWrite[] | undefined;
   park?: Omit<ParkedRecord, "parkedAt">[] | undefined;
   unpark?: { consumer: string; source: string; version: number }[] | undefined;
   deadLetters?: NewDeadLetter[] | undefined;
@@ -225,6 +229,14 @@ export interface Commit {
   documents?: { collection: string; id: string; doc: unknown | null }[] | undefined;
   /** The committing caller's time (epoch ms); stored as recordedAt / createdAt / updatedAt. */
   now: number;
+}
+
+/** A checkpoint set by a commit; with `expected`, a guard that refuses the commit unless it holds. */
+export interface CheckpointWrite {
+  consumer: string;
+  source: string;
+  version: number;
+  expected?: number | undefined;
 }
 
 export interface CommitResult {
@@ -334,6 +346,8 @@ export interface Journal {
 
   getCheckpoint(consumer: string, source: string): Promise<number>;
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]>;
+  /** The message parked at one version of a source, if any: a point read, however many are parked. */
+  getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined>;
 
   listDeadLetters(filter?: DeadLetterFilter): Promise<DeadLetterRecord[]>;
   getDeadLetter(id: string): Promise<DeadLetterRecord | undefined>;

@@ -5,10 +5,10 @@ import {
   isRetryable,
   MessageConflictError,
   NotRegisteredError,
+  ReleaseFailedError,
   RetriesExhaustedError,
   StorageUnavailableError,
   toError,
-  UnhandledEventError,
 } from "../base/errors.js";
 import { storableId } from "../base/storable-text.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
@@ -17,10 +17,11 @@ import { type Logger, silentLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
 import type { Schemas } from "../core/upcast.js";
-import type { Commit, Journal } from "../journal/types.js";
+import { VersionTooNewError } from "../core/upcast.js";
+import type { CheckpointWrite, Commit, Journal } from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
-import { decodeEnvelope, type Envelope, parseEnvelope } from "./envelope.js";
+import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -121,6 +122,8 @@ export class Consumer {
   private readonly verifier: Verifier | undefined;
   private readonly locks = new Mailboxes();
   private readonly firstFailure = new Map<string, number>();
+  /** Failed attempts of parked versions being released, by eventId (see `releaseParked`). */
+  private readonly releaseFailures = new Map<string, number>();
   readonly gaps: GapMonitor;
   readonly stats = {
     applied: 0,
@@ -175,7 +178,10 @@ export class Consumer {
   }
 
   private async handleParsed(envelope: Envelope): Promise<HandleResult> {
-    if (this.types && !this.types.has(envelope.type)) return this.count({ outcome: "ignored", released: 0 });
+    // Facts mode passes over a filtered type untouched; sequenced mode consumes its version (see `action`).
+    if (this.mode === "facts" && this.types && !this.types.has(envelope.type)) {
+      return this.count({ outcome: "ignored", released: 0 });
+    }
     const result = this.mode === "sequenced" ? await this.handleSequenced(envelope) : await this.handleFact(envelope);
     return this.count(result);
   }
@@ -208,6 +214,7 @@ export class Consumer {
       this.firstFailure.delete(envelope.eventId);
       return { kind: "ack" };
     } catch (error) {
+      if (error instanceof ReleaseFailedError) return this.retryRelease(delivery, error);
       const now = this.clock.now();
       if (!this.firstFailure.has(envelope.eventId)) this.firstFailure.set(envelope.eventId, now);
       // The journal being unreachable says nothing about the message: never a reason to give up on it.
@@ -221,6 +228,22 @@ export class Consumer {
       );
       return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
     }
+  }
+
+  /**
+   * This message was applied; a version it released failed and will be tried again. Its redelivery
+   * (a duplicate) releases again, with the transport's backoff. On its last delivery it is acked:
+   * the released version keeps its own count and the gap check releases it from then on.
+   */
+  private retryRelease(delivery: Delivery, error: ReleaseFailedError): DeliveryOutcome {
+    if (delivery.attempt >= Math.min(delivery.maxDeliveries, this.maxDeliveries)) {
+      this.logger.warn(
+        { consumer: this.name, source: error.source, version: error.version, err: error },
+        "released version still failing; the gap check will release it again",
+      );
+      return { kind: "ack" };
+    }
+    return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
   }
 
   /**
@@ -278,11 +301,12 @@ export class Consumer {
   }
 
   private async deadLetter(
-    delivery: Delivery,
+    delivery: Pick<Delivery, "body" | "messageId"> & { subject: string | null },
     envelope: Envelope | undefined,
     thrown: unknown,
     attempts: number,
     fixedId?: string,
+    unpark?: Commit["unpark"],
   ): Promise<void> {
     const error = toError(thrown);
     const now = this.clock.now();
@@ -317,6 +341,7 @@ export class Consumer {
           lastFailedAt: now,
         },
       ],
+      unpark,
       now,
     });
     this.stats.deadLetters++;
@@ -475,13 +500,6 @@ export class Consumer {
     }
     const version = envelope.aggregateVersion;
     const source = sourceStreamOf(envelope);
-    if (!this.handles(envelope)) {
-      return Promise.reject(
-        new UnhandledEventError(
-          `sequenced consumer "${this.name}" has no handler for event ${envelope.eventId} (${envelope.type}) at version ${version} of ${source}: the version is not consumed`,
-        ),
-      );
-    }
     return this.locks.run(`src:${source}`, () =>
       this.withConflictRetries(async () => {
         // The checkpoint first, then the inbox: a handled event's inbox row and checkpoint advance
@@ -490,13 +508,17 @@ export class Consumer {
         // seen with the inbox row that makes it a duplicate. Read the other way round, that commit
         // could land between the two reads and pass for another event's.
         const checkpoint = await this.journal.getCheckpoint(this.name, source);
-        if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
+        if (await this.alreadyHandled(envelope)) {
+          // A copy of a handled event applies nothing, but what its first delivery was to release
+          // may still wait (that delivery failed or crashed after its apply): release it now.
+          return { outcome: "duplicate", released: await this.releaseParked(source) };
+        }
         // Not in the inbox at or below the checkpoint: another event took this version, or an
         // operator skipped it as lost (`skipGap`); either way this copy is recorded, not dropped.
         if (version <= checkpoint) {
           throw versionConflict(this.name, envelope, source, { state: "taken (applied, or skipped past)" });
         }
-        const parked = (await this.journal.listParked(this.name, source)).find((p) => p.version === version);
+        const parked = await this.journal.getParked(this.name, source, version);
         if (parked) {
           const held = parseEnvelope(parked.message);
           if (held.eventId !== envelope.eventId || messageHash(held) !== messageHash(envelope)) {
@@ -509,20 +531,7 @@ export class Consumer {
             });
           }
         }
-        if (version > checkpoint + 1) {
-          // Ahead of a gap: keep it in the journal (not in memory) so a restart loses nothing.
-          // Parking the same version twice is a no-op.
-          await this.journal.commit({
-            park: [{ consumer: this.name, source, version, message: envelope }],
-            now: this.clock.now(),
-          });
-          // Another instance may have filled the gap after our checkpoint read and released what
-          // was parked before this row landed; reading the checkpoint again, after the park, sees
-          // its advance, so this instance releases the row now rather than at the next gap check.
-          const released =
-            (await this.journal.getCheckpoint(this.name, source)) >= version - 1 ? await this.releaseParked(source) : 0;
-          return { outcome: "parked", released };
-        }
+        if (version > checkpoint + 1) return this.park(envelope, source, version);
         const outcome = await this.applyNext(envelope, source, checkpoint);
         const released = await this.releaseParked(source);
         return { outcome, released };
@@ -531,43 +540,90 @@ export class Consumer {
   }
 
   /**
-   * Whether the handler does something with this event. A sequenced consumer never lets an event
-   * it has no handler for take a version silently: such an event is dead-lettered (reason
-   * `unhandled`) and the sequence holds at its version, so what follows parks and the gap is
-   * alerted on; replay it once a handler exists, or skip the gap if it is to be dropped. A handler
-   * that passes over a type on purpose gives it a key (projection returning `undefined`: no change).
+   * Park a version that arrived ahead of a gap: in the journal (not in memory), so a restart loses
+   * nothing; parking the same version twice is a no-op. Another instance may have moved the
+   * checkpoint after our read: read it again after the park. Just below this version, this
+   * instance releases at once rather than at the next gap check; at or past it, the row just
+   * written is stale and goes, and the copy is a duplicate or a conflict as on the direct path.
    */
-  private handles(envelope: Envelope): boolean {
+  private async park(envelope: Envelope, source: string, version: number): Promise<HandleResult> {
+    await this.journal.commit({
+      park: [{ consumer: this.name, source, version, message: envelope }],
+      now: this.clock.now(),
+    });
+    const checkpoint = await this.journal.getCheckpoint(this.name, source);
+    if (checkpoint === version - 1) return { outcome: "parked", released: await this.releaseParked(source) };
+    if (checkpoint < version) return { outcome: "parked", released: 0 };
+    await this.journal.commit({ unpark: [{ consumer: this.name, source, version }], now: this.clock.now() });
+    if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
+    throw versionConflict(this.name, envelope, source, { state: "taken (applied, or skipped past)" });
+  }
+
+  /**
+   * What this consumer does with a sequenced event. Every version is consumed in order, so an event
+   * the consumer passes over (a type outside `types`, a projection key or command route of
+   * `undefined`) still advances the checkpoint, as a no-op with its inbox row: it never holds up the
+   * versions behind it, and is counted as `ignored`.
+   */
+  private action(envelope: Envelope): "ignore" | "command" | { collection: string; id: string } {
+    if (this.types && !this.types.has(envelope.type)) return "ignore";
     const handler = this.handler;
-    return handler.kind === "command" ? handler.route(envelope) !== undefined : handler.key(envelope) !== undefined;
+    if (handler.kind === "command") return handler.route(envelope) === undefined ? "ignore" : "command";
+    const id = handler.key(envelope);
+    return id === undefined ? "ignore" : { collection: handler.collection, id };
   }
 
   /**
    * Apply the next expected version: the update, the inbox row, the checkpoint advance (guarded by
-   * the expected previous version) and the unpark of this version, in one commit.
+   * the expected previous version) and the unpark of this version, in one commit. A projection's
+   * commit also guards the document's revision (`<name>#doc`, as in facts mode), under a lock per
+   * document: events of several source streams may write one document, and neither concurrent
+   * deliveries here nor another instance of this consumer may lose an update to it.
    */
-  private async applyNext(envelope: Envelope, source: string, checkpoint: number): Promise<"applied" | "duplicate"> {
+  private async applyNext(
+    envelope: Envelope,
+    source: string,
+    checkpoint: number,
+  ): Promise<"applied" | "duplicate" | "ignored"> {
     const version = checkpoint + 1;
     const advance = {
       checkpoint: { consumer: this.name, source, version, expected: checkpoint },
       unpark: [{ consumer: this.name, source, version }],
     };
-    let outcome: "applied" | "duplicate" = "applied";
-    let documents: Commit["documents"] = [];
-    let backwards: string[] = [];
-    if (this.handler.kind === "command") {
+    const action = this.action(envelope);
+    if (action === "ignore" || action === "command") {
       // The actor dedups by eventId; our commit after it only records progress.
-      const sent = await this.sendCommand(envelope);
-      if (sent === "duplicate") outcome = "duplicate";
-    } else {
-      const id = this.handler.key(envelope);
-      if (id !== undefined) ({ documents, backwards } = await this.projectDocument(envelope, id));
+      const sent = action === "command" ? await this.sendCommand(envelope) : "ignored";
+      const outcome = await this.commitAdvance(envelope, advance, []);
+      return outcome === "duplicate" || sent === "duplicate" ? "duplicate" : sent;
     }
+    return this.locks.run(`doc:${action.collection}/${action.id}`, async () => {
+      const guard = { consumer: `${this.name}#doc`, source: `${action.collection}/${action.id}` };
+      const revision = await this.journal.getCheckpoint(guard.consumer, guard.source);
+      const { documents, backwards } = await this.projectDocument(envelope, action.id);
+      const outcome = await this.commitAdvance(envelope, advance, documents, {
+        ...guard,
+        version: revision + 1,
+        expected: revision,
+      });
+      if (outcome === "applied") this.countBackwards(backwards);
+      return outcome;
+    });
+  }
+
+  /** Commit one applied version; a message id handled under another version slot only advances. */
+  private async commitAdvance(
+    envelope: Envelope,
+    advance: Pick<Commit, "checkpoint" | "unpark">,
+    documents: Commit["documents"],
+    revision?: CheckpointWrite,
+  ): Promise<"applied" | "duplicate"> {
     try {
       await this.journal.commit({
         inbox: this.inboxRow(envelope),
         documents,
         ...advance,
+        ...(revision ? { checkpoints: [revision] } : {}),
         now: this.clock.now(),
       });
     } catch (error) {
@@ -575,32 +631,73 @@ export class Consumer {
       // The eventId was handled before under another version slot (a replay, or a producer that
       // reused an id): do not apply it twice, but do not leave the stream stuck either.
       await this.journal.commit({ ...advance, now: this.clock.now() });
-      outcome = "duplicate";
+      return "duplicate";
     }
-    if (outcome === "applied") this.countBackwards(backwards);
     const checkpointStoredFault = this.faults.hit("consumer.checkpointStored");
     if (checkpointStoredFault) await checkpointStoredFault;
-    return outcome;
+    return "applied";
   }
 
-  /** Apply parked successors in order while the next expected version is among them. Call under the source lock. */
+  /**
+   * Apply parked successors in order while the next expected version is among them: one point read
+   * per step, however many are parked. Call under the source lock.
+   *
+   * A released version is handled as a delivery of its own: a failure is charged to it, not to the
+   * message that released it. A terminal failure, or a retryable one that has failed
+   * `maxDeliveries` times, makes it a dead letter of its own (its own body, unparked in the same
+   * commit) and the sequence holds at its version, to be alerted on as a gap; a retryable failure
+   * below that count throws `ReleaseFailedError` (retryable) so that the delivery or gap check that
+   * released it tries again later. A version this code cannot read yet stays parked for a newer
+   * worker. The journal being unreachable, or another instance moving the checkpoint, propagate.
+   */
   private async releaseParked(source: string): Promise<number> {
     let released = 0;
     for (;;) {
       const checkpoint = await this.journal.getCheckpoint(this.name, source);
-      const parked = await this.journal.listParked(this.name, source);
-      const stale = parked.filter((p) => p.version <= checkpoint);
-      if (stale.length > 0) {
-        await this.journal.commit({
-          unpark: stale.map((p) => ({ consumer: this.name, source, version: p.version })),
-          now: this.clock.now(),
-        });
-      }
-      const next = parked.find((p) => p.version === checkpoint + 1);
+      const next = await this.journal.getParked(this.name, source, checkpoint + 1);
       if (!next) return released;
-      await this.applyNext(parseEnvelope(next.message), source, checkpoint);
+      const envelope = parseEnvelope(next.message);
+      try {
+        await this.applyNext(envelope, source, checkpoint);
+        this.releaseFailures.delete(envelope.eventId);
+      } catch (error) {
+        if (error instanceof StorageUnavailableError || error instanceof CheckpointConflictError) throw error;
+        if (error instanceof VersionTooNewError) {
+          this.logger.warn(
+            { consumer: this.name, source, version: checkpoint + 1, eventId: envelope.eventId, err: error },
+            "parked version left for a newer worker",
+          );
+          return released;
+        }
+        const attempts = (this.releaseFailures.get(envelope.eventId) ?? 0) + 1;
+        if (isRetryable(error) && attempts < this.maxDeliveries) {
+          this.releaseFailures.set(envelope.eventId, attempts);
+          this.metrics.handled.inc({ consumer: this.name, outcome: "retry" });
+          this.logger.warn(
+            { consumer: this.name, source, version: checkpoint + 1, eventId: envelope.eventId, attempts, err: error },
+            "released version failed; will retry",
+          );
+          throw new ReleaseFailedError(this.name, source, checkpoint + 1, error);
+        }
+        this.releaseFailures.delete(envelope.eventId);
+        await this.deadLetterParked(envelope, source, checkpoint + 1, error, attempts);
+        return released;
+      }
       released++;
     }
+  }
+
+  /** A released version that failed: its own dead letter, unparked in the same commit. */
+  private async deadLetterParked(
+    envelope: Envelope,
+    source: string,
+    version: number,
+    error: unknown,
+    attempts: number,
+  ): Promise<void> {
+    // No subject: it arrived long before, and replay verifies the signature alone.
+    const message = { subject: null, body: encodeEnvelope(envelope), messageId: envelope.eventId };
+    await this.deadLetter(message, envelope, error, attempts, undefined, [{ consumer: this.name, source, version }]);
   }
 
   /** Release whatever is releasable for a source (after a skip, or a crash between apply and release). */

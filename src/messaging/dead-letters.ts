@@ -7,7 +7,8 @@ import type { HandleResult } from "./handlers.js";
 
 /** What a consumer stores as a dead letter's payload: the message as it arrived. */
 export interface DeadLetterPayload {
-  subject: string;
+  /** Null for a parked version that failed when released: replay then verifies the signature alone. */
+  subject: string | null;
   /** The raw body, exactly as delivered (it may not parse). Replay decodes it again. */
   body: string;
   /** The parsed envelope when the body did parse, for reading. */

@@ -1,7 +1,7 @@
 import { DuplicateMessageError, toError } from "../base/errors.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
-import type { Journal } from "../journal/types.js";
+import type { Journal, ParkedRecord } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";
 import type { MessagingMetrics } from "./metrics.js";
 
@@ -25,7 +25,15 @@ export interface GapHost {
 /** Documents collection holding gap alerts (queryable with `journal.listDocuments`). */
 export const GAP_ALERTS = "oncely.gap-alerts";
 
+/**
+ * `open`, `waiting` (the hook said wait) and `hook-failed` are unresolved; `supplied`, `skipped`
+ * and `filled` are resolved, each set only once the checkpoint has passed the gap.
+ */
 export type GapStatus = "open" | "waiting" | "supplied" | "skipped" | "filled" | "hook-failed";
+
+/** Whether an alert's gap is closed: the checkpoint passed it (see `GapStatus`). */
+export const isGapResolved = (status: GapStatus): boolean =>
+  status === "supplied" || status === "skipped" || status === "filled";
 
 /** A gap in a producer stream that stayed open longer than the consumer's timeout. */
 export interface GapAlert {
@@ -77,58 +85,81 @@ export class GapMonitor {
     return `${this.consumer.name}|${source}@${fromVersion}`;
   }
 
+  /**
+   * One look at every source with parked messages: stale rows (at or below the checkpoint) go,
+   * releasable ones are released, and a gap open past the timeout is alerted on (once) and handed
+   * to the reconciliation hook. A source whose check fails (a released version that throws, the
+   * journal refusing) is logged and counted, and the others are still checked.
+   */
   async check(now: number): Promise<GapAlert[]> {
     const { journal, name } = this.consumer;
     const parked = await journal.listParked(name);
     const bySource = new Map<string, typeof parked>();
     for (const p of parked) bySource.set(p.source, [...(bySource.get(p.source) ?? []), p]);
     const raised: GapAlert[] = [];
-    let waiting = 0;
     for (const [source, records] of bySource) {
-      const checkpoint = await journal.getCheckpoint(name, source);
-      const live = records.filter((p) => p.version > checkpoint).sort((a, b) => a.version - b.version);
-      const first = live[0];
-      if (!first || first.version === checkpoint + 1) {
-        // Stale or releasable: a crash between an apply and its release leaves this; finish it.
-        await this.consumer.release(source);
-        continue;
-      }
-      waiting += live.length;
-      const openedAt = Math.min(...live.map((p) => p.parkedAt));
-      if (now - openedAt < this.options.timeoutMs) continue;
-      const alert: GapAlert = {
-        consumer: name,
-        source,
-        fromVersion: checkpoint + 1,
-        toVersion: first.version - 1,
-        parkedVersions: live.map((p) => p.version),
-        openedAt,
-        alertedAt: now,
-        status: "open",
-        resolvedAt: null,
-        note: null,
-      };
       try {
-        await journal.commit({
-          inbox: { consumer: `${name}#gaps`, messageId: `${source}@${alert.fromVersion}`, reply: null },
-          documents: [{ collection: GAP_ALERTS, id: this.alertId(source, alert.fromVersion), doc: alert }],
-          now,
-        });
+        const alert = await this.checkSource(source, records, now);
+        if (alert) raised.push(alert);
       } catch (error) {
-        if (error instanceof DuplicateMessageError) continue; // alerted before
-        throw error;
+        this.consumer.metrics.gapCheckFailures.inc({ consumer: name });
+        this.consumer.logger.warn({ consumer: name, source, err: error }, "gap check of a source failed");
       }
-      this.consumer.metrics.gapAlerts.inc({ consumer: name });
-      this.consumer.logger.warn(
-        { consumer: name, source, from: alert.fromVersion, to: alert.toVersion, openedAt, now },
-        "sequence gap open longer than its timeout",
-      );
-      raised.push(alert);
-      await this.reconcile(alert, now);
     }
-    this.consumer.metrics.parked.set({ consumer: name }, waiting);
+    const left = (await journal.listParked(name)).length;
+    this.consumer.metrics.parked.set({ consumer: name }, left);
     await this.markFilled();
     return raised;
+  }
+
+  private async checkSource(source: string, records: ParkedRecord[], now: number): Promise<GapAlert | undefined> {
+    const { journal, name } = this.consumer;
+    const checkpoint = await journal.getCheckpoint(name, source);
+    const stale = records.filter((p) => p.version <= checkpoint);
+    if (stale.length > 0) {
+      // Left by a race between two instances (a park landing after the other applied it); the
+      // version is taken, so the row can only mislead.
+      await journal.commit({ unpark: stale.map((p) => ({ consumer: name, source, version: p.version })), now });
+    }
+    const live = records.filter((p) => p.version > checkpoint).sort((a, b) => a.version - b.version);
+    const first = live[0];
+    if (!first) return undefined;
+    if (first.version === checkpoint + 1) {
+      // Releasable: a crash, a failure or an operator's skip or supply between an apply and its release.
+      await this.consumer.release(source);
+      return undefined;
+    }
+    const openedAt = Math.min(...live.map((p) => p.parkedAt));
+    if (now - openedAt < this.options.timeoutMs) return undefined;
+    const alert: GapAlert = {
+      consumer: name,
+      source,
+      fromVersion: checkpoint + 1,
+      toVersion: first.version - 1,
+      parkedVersions: live.map((p) => p.version),
+      openedAt,
+      alertedAt: now,
+      status: "open",
+      resolvedAt: null,
+      note: null,
+    };
+    try {
+      await journal.commit({
+        inbox: { consumer: `${name}#gaps`, messageId: `${source}@${alert.fromVersion}`, reply: null },
+        documents: [{ collection: GAP_ALERTS, id: this.alertId(source, alert.fromVersion), doc: alert }],
+        now,
+      });
+    } catch (error) {
+      if (error instanceof DuplicateMessageError) return undefined; // alerted before
+      throw error;
+    }
+    this.consumer.metrics.gapAlerts.inc({ consumer: name });
+    this.consumer.logger.warn(
+      { consumer: name, source, from: alert.fromVersion, to: alert.toVersion, openedAt, now },
+      "sequence gap open longer than its timeout",
+    );
+    await this.reconcile(alert, now);
+    return alert;
   }
 
   private async reconcile(alert: GapAlert, now: number): Promise<void> {
@@ -141,12 +172,24 @@ export class GapMonitor {
         await this.consumer.skipGap(alert.source);
       } else if (decision.action === "supply") {
         for (const event of decision.events) await this.consumer.handle(event);
-        await this.setStatus(
-          alert.source,
-          alert.fromVersion,
-          "supplied",
-          `${decision.events.length} event(s) supplied`,
-        );
+        // Resolved only when the checkpoint passed the gap: supplied events the consumer did not
+        // take (another source, a version already taken) leave it open, for an operator to see.
+        const checkpoint = await this.consumer.journal.getCheckpoint(alert.consumer, alert.source);
+        const supplied = `${decision.events.length} event(s) supplied`;
+        if (checkpoint >= alert.fromVersion) {
+          await this.setStatus(alert.source, alert.fromVersion, "supplied", supplied);
+        } else {
+          this.consumer.logger.warn(
+            { consumer: alert.consumer, source: alert.source, from: alert.fromVersion, checkpoint },
+            "supplied events did not fill the gap",
+          );
+          await this.setStatus(
+            alert.source,
+            alert.fromVersion,
+            "open",
+            `${supplied}, but the checkpoint is still at ${checkpoint}`,
+          );
+        }
       } else {
         await this.setStatus(alert.source, alert.fromVersion, "waiting", null);
       }

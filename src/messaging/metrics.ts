@@ -14,6 +14,7 @@ export interface MessagingMetrics {
   rejected: Counter<"consumer" | "reason">;
   conflicts: Counter<"consumer" | "kind">;
   gapAlerts: Counter<"consumer">;
+  gapCheckFailures: Counter<"consumer">;
   parked: Gauge<"consumer">;
   published: Counter<"relay">;
   publishFailures: Counter<"relay">;
@@ -69,9 +70,15 @@ export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
       labelNames: ["consumer"],
       registers,
     }),
+    gapCheckFailures: new Counter({
+      name: "oncely_gap_check_failures_total",
+      help: "Gap checks of one source that failed (logged at warn; the next check tries again)",
+      labelNames: ["consumer"],
+      registers,
+    }),
     parked: new Gauge({
       name: "oncely_parked_messages",
-      help: "Parked messages seen at the last gap check",
+      help: "Messages parked per consumer after its last gap check (the journal's oncely_parked counts the same rows at scrape)",
       labelNames: ["consumer"],
       registers,
     }),

@@ -129,12 +129,12 @@ export function commitJson(c: EncodedCommit, packed = false): string {
     ),
     field(
       "checkpoint",
-      c.checkpoint &&
+      c.checkpoints[0] &&
         obj(
-          field("consumer", str(c.checkpoint.consumer)),
-          field("source", str(c.checkpoint.source)),
-          field("version", num(c.checkpoint.version)),
-          field("expected", c.checkpoint.expected === undefined ? undefined : num(c.checkpoint.expected)),
+          field("consumer", str(c.checkpoints[0].consumer)),
+          field("source", str(c.checkpoints[0].source)),
+          field("version", num(c.checkpoints[0].version)),
+          field("expected", c.checkpoints[0].expected === undefined ? undefined : num(c.checkpoints[0].expected)),
         ),
     ),
     field(
@@ -327,8 +327,8 @@ function outcomeOf(
     return { error: new VersionConflictError(stream, c.expectedVersion ?? r.conflict, r.conflict) };
   }
   if (r.duplicate && c.inbox) return { error: new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId) };
-  if (r.checkpoint !== undefined && c.checkpoint) {
-    const { consumer, source, expected } = c.checkpoint;
+  if (r.checkpoint !== undefined && c.checkpoints[0]) {
+    const { consumer, source, expected } = c.checkpoints[0];
     return { error: new CheckpointConflictError(consumer, source, expected ?? 0, r.checkpoint) };
   }
   if (r.reused !== undefined) return { error: reusedKeyError(c, r.reused, r.held) };

@@ -121,6 +121,7 @@ export class PostgresJournal implements Journal {
   private readonly checkpointReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly documentReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly parkedReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly parkedAtReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly snapshotReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly versionReads: GroupCommitter<Key, Record<string, unknown>[]>;
   /** Reads of the published log that arrive together (its readers, woken by one append): one statement. */
@@ -184,6 +185,12 @@ export class PostgresJournal implements Journal {
       columns: PARKED_COLUMNS,
       keys: ["consumer", "source"],
       orderBy: "version",
+    });
+    this.parkedAtReads = this.pointReads({
+      table: t.parked,
+      columns: PARKED_COLUMNS,
+      keys: ["consumer", "source", "version"],
+      keyTypes: ["text", "text", "integer"],
     });
     this.snapshotReads = this.pointReads({ table: t.snapshots, columns: SNAPSHOT_COLUMNS, keys: ["stream"] });
     this.versionReads = this.pointReads({ table: t.events, columns: "max(version) AS version", keys: ["stream"] });
@@ -352,6 +359,11 @@ export class PostgresJournal implements Journal {
   async listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     if (source === undefined) return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
     return (await this.parkedReads.submit([consumer, source])).map(parkedRecord);
+  }
+
+  async getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {
+    const [row] = await this.parkedAtReads.submit([consumer, source, String(version)]);
+    return row ? parkedRecord(row) : undefined;
   }
 
   summarize(): Promise<JournalSummary> {

@@ -8,8 +8,10 @@ export type Key = readonly string[];
 export interface PointRead {
   table: string;
   columns: string;
-  /** One or more text columns, matched with `=` against the key's values in the same order. */
+  /** One or more columns, matched with `=` against the key's values in the same order. */
   keys: readonly string[];
+  /** The SQL type of each key column when not `text` (the values are sent as text and cast). */
+  keyTypes?: readonly string[];
   /** A column of `columns` ordering the rows of one key (parked messages by version); none for a primary key. */
   orderBy?: string;
 }
@@ -39,7 +41,7 @@ export async function readByKeys(
   read: PointRead,
   keys: readonly Key[],
 ): Promise<Record<string, unknown>[][]> {
-  const params = read.keys.map((_, column) => `$${column + 1}::text[]`).join(", ");
+  const params = read.keys.map((_, column) => `$${column + 1}::${read.keyTypes?.[column] ?? "text"}[]`).join(", ");
   const names = read.keys.map((_, column) => `k${column}`).join(", ");
   const match = read.keys.map((name, column) => `${name} = r.k${column}`).join(" AND ");
   const order = read.orderBy === undefined ? "" : ` ORDER BY ${read.orderBy}`;

@@ -75,8 +75,8 @@ export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): Writte
       }
     }
   }
-  if (c.checkpoint?.expected !== undefined) {
-    const { consumer, source, expected } = c.checkpoint;
+  for (const { consumer, source, expected } of c.checkpoints) {
+    if (expected === undefined) continue;
     const row = sql.stmt("SELECT version FROM checkpoints WHERE consumer = ? AND source = ?").get(consumer, source) as
       | { version: number }
       | undefined;
@@ -202,13 +202,13 @@ function applyWrites(
   const markDone = sql.stmt(DONE_SQL);
   // The row finished as the outcome's record is done already: its entries would change nothing.
   for (const done of c.outboxDone) if (done.id !== finished) markDone.run(done.outcome, done.result, c.now, done.id);
-  if (c.checkpoint) {
+  for (const checkpoint of c.checkpoints) {
     sql
       .stmt(
         `INSERT INTO checkpoints (consumer, source, version, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (consumer, source) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
       )
-      .run(c.checkpoint.consumer, c.checkpoint.source, c.checkpoint.version, c.now);
+      .run(checkpoint.consumer, checkpoint.source, checkpoint.version, c.now);
   }
   const park = sql.stmt(
     `INSERT INTO parked (consumer, source, version, message, parked_at) VALUES (?, ?, ?, ?, ?)

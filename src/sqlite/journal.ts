@@ -276,6 +276,10 @@ export class SqliteJournal implements Journal {
     return this.run(() => sequencing.listParked(this.sql, consumer, source));
   }
 
+  getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {
+    return this.run(() => sequencing.getParked(this.sql, consumer, source, version));
+  }
+
   summarize(): Promise<JournalSummary> {
     return this.run(() => summarize(this.sql));
   }

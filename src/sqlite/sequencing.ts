@@ -18,3 +18,10 @@ export function listParked(sql: Sql, consumer: string, source: string | undefine
     .all({ consumer, source: source ?? null })
     .map(parkedRecord);
 }
+
+export function getParked(sql: Sql, consumer: string, source: string, version: number): ParkedRecord | undefined {
+  const row = sql
+    .stmt("SELECT * FROM parked WHERE consumer = ? AND source = ? AND version = ?")
+    .get(consumer, source, version) as Record<string, unknown> | undefined;
+  return row ? parkedRecord(row) : undefined;
+}

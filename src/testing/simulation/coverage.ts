@@ -1,3 +1,4 @@
+import { checkpointsOf } from "../../journal/checkpoint-writes.js";
 import { outcomeRecorded } from "../../journal/outcome-record.js";
 import type { ClaimOptions, Commit, Journal, OutboxUpdate } from "../../journal/types.js";
 
@@ -111,8 +112,9 @@ export function observeCoverage(
     },
     async commit(commit: Commit) {
       let releases = 0;
-      if (commit.checkpoint && commit.unpark?.length) {
-        const { consumer, source } = commit.checkpoint;
+      const advanced = checkpointsOf(commit).find((c) => commit.unpark?.some((u) => u.source === c.source));
+      if (advanced && commit.unpark?.length) {
+        const { consumer, source } = advanced;
         const parked = await journal.listParked(consumer, source);
         releases = commit.unpark.filter((u) => parked.some((p) => p.version === u.version)).length;
       }
