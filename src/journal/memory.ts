@@ -13,6 +13,7 @@ import { pruneBatchSize } from "./prune.js";
 import { PUBLISHED_READER_SOURCE } from "./published.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
 import type {
+  ForgottenConsumer,
   ClaimOptions,
   Commit,
   CommitResult,
@@ -326,6 +327,25 @@ export class MemoryJournal implements Journal {
         .filter((p) => p.consumer === consumer && (source === undefined || p.source === source))
         .sort((a, b) => (a.source === b.source ? a.version - b.version : a.source < b.source ? -1 : 1)),
     );
+  }
+
+  async forgetConsumer(consumer: string, options: { keepReader?: boolean } = {}): Promise<ForgottenConsumer> {
+    const forget = <V>(map: Map<string, V>, owns: (value: V, key: string) => boolean): number => {
+      let deleted = 0;
+      for (const [k, value] of map) {
+        if (!owns(value, k)) continue;
+        map.delete(k);
+        deleted++;
+      }
+      return deleted;
+    };
+    const prefix = key(consumer, "");
+    const reader = key(consumer, PUBLISHED_READER_SOURCE);
+    return {
+      inbox: forget(this.inbox, (record) => record.consumer === consumer),
+      checkpoints: forget(this.checkpoints, (_, k) => k.startsWith(prefix) && !(options.keepReader && k === reader)),
+      parked: forget(this.parked, (record) => record.consumer === consumer),
+    };
   }
 
   async getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {

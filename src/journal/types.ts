@@ -189,6 +189,13 @@ export interface NewPublished {
   body: string;
 }
 
+/** What `forgetConsumer` deleted. */
+export interface ForgottenConsumer {
+  inbox: number;
+  checkpoints: number;
+  parked: number;
+}
+
 export interface DocumentRecord {
   collection: string;
   id: string;
@@ -346,6 +353,14 @@ export interface Journal {
 
   getCheckpoint(consumer: string, source: string): Promise<number>;
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]>;
+  /**
+   * Forget what a consumer has handled: its inbox rows, checkpoints and parked messages, in one
+   * transaction (dead letters stay, for the record). With `keepReader`, its position in the
+   * published log (the checkpoint under `PUBLISHED_READER_SOURCE`) stays. Used by a projection's
+   * rebuild (which then consumes everything again under that name) and to retire a consumer, so
+   * that it no longer holds back the published log's retention.
+   */
+  forgetConsumer(consumer: string, options?: { keepReader?: boolean }): Promise<ForgottenConsumer>;
   /** The message parked at one version of a source, if any: a point read, however many are parked. */
   getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined>;
 

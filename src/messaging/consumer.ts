@@ -21,6 +21,7 @@ import { VersionTooNewError } from "../core/upcast.js";
 import type { CheckpointWrite, Commit, Journal } from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
+import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
@@ -75,6 +76,8 @@ export interface ConsumerOptions {
    * is upcast before the handler sees it; one it cannot read is dead-lettered (`unreadable-version`).
    */
   upcast?: Schemas;
+  /** @internal Set by `rebuildProjection`, which holds the collection while it rebuilds it. */
+  rebuilding?: boolean;
 }
 
 /** The producer stream a sequenced message belongs to: one checkpoint each. */
@@ -122,6 +125,9 @@ export class Consumer {
   private readonly verifier: Verifier | undefined;
   private readonly locks = new Mailboxes();
   private readonly firstFailure = new Map<string, number>();
+  private readonly rebuilding: boolean;
+  /** This consumer's claim on its projection's collection, made once (see `collection-owners.ts`). */
+  private ownership: Promise<void> | undefined;
   /** Failed attempts of parked versions being released, by eventId (see `releaseParked`). */
   private readonly releaseFailures = new Map<string, number>();
   readonly gaps: GapMonitor;
@@ -153,6 +159,7 @@ export class Consumer {
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 10;
     this.verifier = options.verifier;
+    this.rebuilding = options.rebuilding ?? false;
     if (this.handler.kind === "command" && !this.runtime) {
       throw new NotRegisteredError(`consumer "${this.name}" routes commands but was given no runtime`);
     }
@@ -178,6 +185,7 @@ export class Consumer {
   }
 
   private async handleParsed(envelope: Envelope): Promise<HandleResult> {
+    await this.ownCollection();
     // Facts mode passes over a filtered type untouched; sequenced mode consumes its version (see `action`).
     if (this.mode === "facts" && this.types && !this.types.has(envelope.type)) {
       return this.count({ outcome: "ignored", released: 0 });
@@ -217,8 +225,9 @@ export class Consumer {
       if (error instanceof ReleaseFailedError) return this.retryRelease(delivery, error);
       const now = this.clock.now();
       if (!this.firstFailure.has(envelope.eventId)) this.firstFailure.set(envelope.eventId, now);
-      // The journal being unreachable says nothing about the message: never a reason to give up on it.
-      const outage = error instanceof StorageUnavailableError;
+      // The journal being unreachable, or the collection held by another writer (an operator's
+      // matter, see `collection-owners.ts`), says nothing about the message: never a reason to give up on it.
+      const outage = error instanceof StorageUnavailableError || error instanceof CollectionOwnedError;
       const last = delivery.attempt >= Math.min(delivery.maxDeliveries, this.maxDeliveries);
       if (!outage && (!isRetryable(error) || last)) return this.deadLetterOrRetry(delivery, envelope, error);
       this.metrics.handled.inc({ consumer: this.name, outcome: "retry" });
@@ -357,9 +366,26 @@ export class Consumer {
     );
   }
 
-  /** Subscribe this consumer to a transport. */
-  subscribe(transport: Transport, options: Omit<SubscribeOptions, "maxDeliveries">): Promise<Subscription> {
+  /**
+   * Subscribe this consumer to a transport. A projection first claims its collection: a consumer
+   * of another name writing it already is refused here, before any message is taken.
+   */
+  async subscribe(transport: Transport, options: Omit<SubscribeOptions, "maxDeliveries">): Promise<Subscription> {
+    await this.ownCollection();
     return transport.subscribe(this.name, { ...options, maxDeliveries: this.maxDeliveries }, (d) => this.deliver(d));
+  }
+
+  /** Claim the projection's collection once per process (see `collection-owners.ts`). */
+  private ownCollection(): Promise<void> {
+    const handler = this.handler;
+    if (handler.kind !== "projection" || this.rebuilding) return Promise.resolve();
+    this.ownership ??= claimCollection(this.journal, handler.collection, this.name, this.clock.now()).catch(
+      (error: unknown) => {
+        this.ownership = undefined;
+        throw error;
+      },
+    );
+    return this.ownership;
   }
 
   // ---- facts mode ----

@@ -1,6 +1,7 @@
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import type { Schemas } from "../core/upcast.js";
-import type { Journal } from "../journal/types.js";
+import type { ForgottenConsumer, Journal } from "../journal/types.js";
+import { setOwner } from "./collection-owners.js";
 import { Consumer, type OrderingMode } from "./consumer.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import type { ProjectionHandler, ProjectTools } from "./handlers.js";
@@ -52,7 +53,10 @@ export async function eventsFromOutbox(journal: Journal, filter: { kind?: string
 
 export interface RebuildOptions {
   journal: Journal;
-  /** The live consumer's name; the rebuild consumes under `<name>#rebuild-<id>`. */
+  /**
+   * The live consumer's name. The rebuild consumes under it: what it handles is recorded as that
+   * consumer's, so when the live consumer starts again its backlog is duplicates, never applied twice.
+   */
   name: string;
   projection: ProjectionHandler<unknown> | ProjectionHandler<never>;
   events: Iterable<Envelope> | AsyncIterable<Envelope>;
@@ -65,24 +69,37 @@ export interface RebuildOptions {
 }
 
 /**
- * Rebuild a projection: delete every document of its collection, then consume the source again
- * through the same consumer machinery (a fresh inbox name so earlier dedup records do not
- * suppress the replay; sequenced mode parks and releases as live consumption would).
- * Stop the live consumer of this collection while rebuilding; returns how many events were handled.
+ * Rebuild a projection in place, under the live consumer's own name: take the collection over
+ * (marked `rebuilding`, so no consumer writes it meanwhile), delete its documents, forget what the
+ * consumer had handled (its inbox, checkpoints and parked messages; its position in the published
+ * log stays), consume `events` again through the same machinery (sequenced mode parks and
+ * releases as live consumption would), then hand the collection back to that name. The live
+ * consumer, started again, finds everything the rebuild handled in its inbox: its backlog is
+ * duplicates, never applied twice. Stop the live consumer everywhere while rebuilding.
+ *
+ * `events` must hold every event the consumer had handled (`eventsFromOutbox(journal)` does for
+ * events of this journal). Failure window: a rebuild that stops half way leaves the collection
+ * marked `rebuilding`, and the live consumer refuses to write it (`CollectionOwnedError`) until a
+ * rebuild runs to the end.
  */
-export async function rebuildProjection(options: RebuildOptions): Promise<{ handled: number; consumer: string }> {
-  const { journal, projection } = options;
+export async function rebuildProjection(
+  options: RebuildOptions,
+): Promise<{ handled: number; consumer: string; forgotten: ForgottenConsumer }> {
+  const { journal, projection, name } = options;
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
-  const existing = await journal.listDocuments(projection.collection);
+  const collection = projection.collection;
+  await setOwner(journal, collection, { consumer: name, since: clock.now(), rebuilding: true }, clock.now());
+  const existing = await journal.listDocuments(collection);
   for (let i = 0; i < existing.length; i += 500) {
     await journal.commit({
       documents: existing.slice(i, i + 500).map((d) => ({ collection: d.collection, id: d.id, doc: null })),
       now: clock.now(),
     });
   }
+  const forgotten = await journal.forgetConsumer(name, { keepReader: true });
   const consumer = new Consumer({
-    name: `${options.name}#rebuild-${ids.next()}`,
+    name,
     journal,
     handler: projection as ProjectionHandler<unknown>,
     mode: options.mode ?? "facts",
@@ -90,11 +107,13 @@ export async function rebuildProjection(options: RebuildOptions): Promise<{ hand
     clock,
     ids,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    rebuilding: true,
   });
   let handled = 0;
   for await (const envelope of options.events) {
     await consumer.handle(envelope);
     handled++;
   }
-  return { handled, consumer: consumer.name };
+  await setOwner(journal, collection, { consumer: name, since: clock.now(), rebuilding: false }, clock.now());
+  return { handled, consumer: name, forgotten };
 }

@@ -25,6 +25,7 @@ import type {
   DeadLetterRecord,
   DocumentRecord,
   EventRecord,
+  ForgottenConsumer,
   InboxRecord,
   Journal,
   JournalSummary,
@@ -51,6 +52,7 @@ import { migrate } from "./migrations.js";
 import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
+import { forgetConsumer } from "./forget-consumer.js";
 import { type Key, type PointRead, readByKeys } from "./read-by-keys.js";
 import { type PublishedRead, readPublishedPages } from "./read-published.js";
 import { readStreams, type StreamRead } from "./read-streams.js";
@@ -359,6 +361,10 @@ export class PostgresJournal implements Journal {
   async listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     if (source === undefined) return this.read((q) => sequencing.listParked(q, this.tables, consumer, source));
     return (await this.parkedReads.submit([consumer, source])).map(parkedRecord);
+  }
+
+  forgetConsumer(consumer: string, options: { keepReader?: boolean } = {}): Promise<ForgottenConsumer> {
+    return this.run((q) => forgetConsumer(q, this.tables, consumer, !!options.keepReader));
   }
 
   async getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {

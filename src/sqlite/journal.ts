@@ -17,6 +17,7 @@ import type {
   DeadLetterRecord,
   DocumentRecord,
   EventRecord,
+  ForgottenConsumer,
   InboxRecord,
   Journal,
   JournalSummary,
@@ -274,6 +275,11 @@ export class SqliteJournal implements Journal {
 
   listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
     return this.run(() => sequencing.listParked(this.sql, consumer, source));
+  }
+
+  forgetConsumer(consumer: string, options: { keepReader?: boolean } = {}): Promise<ForgottenConsumer> {
+    const forget = this.sql.db.transaction(() => sequencing.forgetConsumer(this.sql, consumer, !!options.keepReader));
+    return this.run(() => forget.immediate());
   }
 
   getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {

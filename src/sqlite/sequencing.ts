@@ -1,5 +1,6 @@
 import { parkedRecord } from "../journal/sql-rows.js";
-import type { ParkedRecord } from "../journal/types.js";
+import { PUBLISHED_READER_SOURCE } from "../journal/published.js";
+import type { ForgottenConsumer, ParkedRecord } from "../journal/types.js";
 import type { Sql } from "./sql.js";
 
 export function getCheckpoint(sql: Sql, consumer: string, source: string): number {
@@ -24,4 +25,15 @@ export function getParked(sql: Sql, consumer: string, source: string, version: n
     .stmt("SELECT * FROM parked WHERE consumer = ? AND source = ? AND version = ?")
     .get(consumer, source, version) as Record<string, unknown> | undefined;
   return row ? parkedRecord(row) : undefined;
+}
+
+/** See `Journal.forgetConsumer`; run inside one transaction by the caller. */
+export function forgetConsumer(sql: Sql, consumer: string, keepReader: boolean): ForgottenConsumer {
+  return {
+    inbox: sql.stmt("DELETE FROM inbox WHERE consumer = ?").run(consumer).changes,
+    checkpoints: sql
+      .stmt("DELETE FROM checkpoints WHERE consumer = ? AND NOT (? AND source = ?)")
+      .run(consumer, keepReader ? 1 : 0, PUBLISHED_READER_SOURCE).changes,
+    parked: sql.stmt("DELETE FROM parked WHERE consumer = ?").run(consumer).changes,
+  };
 }
