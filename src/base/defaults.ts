@@ -28,6 +28,21 @@ export const RETENTION_DEFAULTS = {
   pruneBatchSize: 1_000,
 } as const;
 
+/**
+ * How an effect whose provider answered "not performed" (a 429 or 503 before acting, or a thrown
+ * `RetryableError`) is retried: with the same key, on an exponential backoff with a cap, within a
+ * budget of attempts and of time. Past either budget the effect escalates to the reconciliation
+ * queue (a warning, `oncely_effect_escalations_total`), never retried forever in silence.
+ */
+export const EFFECT_RETRY_DEFAULTS = {
+  /** 1 s, 2 s, 4 s... capped at one minute, a fifth of each delay randomized. */
+  backoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: 0.2 },
+  /** Not-performed answers of one key before it escalates (about a quarter of an hour on the backoff above). */
+  notPerformedMaxAttempts: 20,
+  /** Time since its first not-performed answer after which a key escalates rather than wait for another retry. */
+  notPerformedMaxAgeMs: 60 * 60_000,
+} as const;
+
 export const GROUP_COMMIT_DEFAULTS = {
   /** Most commits in one batch. */
   maxBatch: 256,

@@ -84,7 +84,9 @@ export function registerReconcileCommands(
   openJournal: () => Promise<Journal>,
   output: CliOutput = stdout,
 ): void {
-  const reconcile = program.command("reconcile").description("effects whose outcome stayed Unknown: list and settle");
+  const reconcile = program
+    .command("reconcile")
+    .description("effects waiting for an operator (outcome Unknown, or retries exhausted): list, settle, retry");
 
   reconcile
     .command("list")
@@ -102,7 +104,10 @@ export function registerReconcileCommands(
         output.out("reconciliation queue is empty\n");
         return;
       }
-      for (const item of items) output.out(`${row(item)}  input=${JSON.stringify(item.input)}\n`);
+      for (const item of items) {
+        const cause = item.neverPerformed ? `${item.cause} (never performed)` : item.cause;
+        output.out(`${row(item)}  cause=${cause}  input=${JSON.stringify(item.input)}\n`);
+      }
       output.out(`${items.length} effect(s) need reconciliation\n`);
     });
 
@@ -130,6 +135,20 @@ export function registerReconcileCommands(
         `settled ${key} as ${settlement.outcome} by ${settlement.by}; ` +
           "a running dispatcher records it in the owning actor\n",
       );
+    });
+
+  reconcile
+    .command("retry")
+    .description("run again, with the same key, an effect whose retries were exhausted (cause=retries-exhausted)")
+    .argument("<key>", "the effect's idempotency key, e.g. order:42:payment")
+    .option("--by <operator>", "who retries it (kept in its last error)")
+    .option("--note <text>", "why, kept with it")
+    .action(async (key: string, flags: { by?: string; note?: string }) => {
+      if (!flags.by?.trim())
+        throw new InvalidInputError(`cannot retry "${key}"`, ["--by <operator> is required: who retries it"]);
+      const queue = new Reconciliation({ journal: await openJournal() });
+      await queue.retry(key, { by: flags.by as string, note: flags.note });
+      output.out(`retrying ${key} by ${flags.by} with a fresh retry budget; a running dispatcher runs it now\n`);
     });
 
   const effects = program.command("effects").description("effects across actors, from the outbox");

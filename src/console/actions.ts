@@ -66,6 +66,21 @@ export async function settle(ctx: ConsoleContext, body: unknown): Promise<{ mess
   return { message: `settled ${form.key} as ${settlement.outcome} by ${form.by}`, action };
 }
 
+/** A retry form as posted: the effect's key, who, and why. */
+export const retryForm = z.strictObject({ key: z.string().min(1, "the effect key is required"), by: operator, note });
+
+/**
+ * Run again, with the same key, an effect whose retries were exhausted (`Reconciliation.retry`,
+ * as `oncely reconcile retry` does); refused (409) for an effect whose outcome is Unknown.
+ */
+export async function retry(ctx: ConsoleContext, body: unknown): Promise<{ message: string; action: OperatorAction }> {
+  const form = parseBody(retryForm, body, "retry");
+  const note = form.note?.trim();
+  await ctx.reconciliation.retry(form.key, { by: form.by, ...(note ? { note } : {}) });
+  const action = await done(ctx, "retry", form.key, "retrying", form);
+  return { message: `retrying ${form.key} by ${form.by} with a fresh retry budget`, action };
+}
+
 /** Record an action that took effect, with the operator's name and note as posted. */
 const done = (
   ctx: ConsoleContext,

@@ -10,10 +10,10 @@ export interface OperatorAction {
   at: number;
   /** Who did it, as the operator named themself (the token says they may; the name says who). */
   by: string;
-  action: "settle" | "replay" | "discard";
+  action: "settle" | "retry" | "replay" | "discard";
   /** The effect key or the dead letter id. */
   target: string;
-  /** What came of it: `succeeded`/`failed` for a settle, the consumer's outcome for a replay. */
+  /** What came of it: `succeeded`/`failed` for a settle, `retrying` for a retry, the consumer's outcome for a replay. */
   outcome: string;
   note: string | null;
 }

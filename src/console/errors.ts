@@ -1,6 +1,6 @@
 import type { FastifyError } from "fastify";
 import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
-import { EffectNotFoundError, EffectNotSettleableError } from "../effects/errors.js";
+import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "../effects/errors.js";
 
 /** An answer the console gives on purpose (401 without the token, 404 for an unknown dead letter...). */
 export class ConsoleHttpError extends Error {
@@ -33,7 +33,11 @@ export function consoleError(error: unknown): { status: number; body: ConsoleErr
   if (error instanceof InvalidInputError)
     return { status: 400, body: { error: error.message, issues: [...error.issues] } };
   if (error instanceof EffectNotFoundError) return { status: 404, body: { error: error.message } };
-  if (error instanceof EffectNotSettleableError || error instanceof NotRegisteredError) {
+  if (
+    error instanceof EffectNotSettleableError ||
+    error instanceof EffectNotRetryableError ||
+    error instanceof NotRegisteredError
+  ) {
     return { status: 409, body: { error: error.message } };
   }
   const { statusCode, message } = (error ?? {}) as Partial<FastifyError>;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { discard, replay, settle } from "./actions.js";
+import { discard, replay, retry, settle } from "./actions.js";
 import { bearerVerifier } from "./bearer.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import { ConsoleHttpError, consoleError } from "./errors.js";
@@ -98,6 +98,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     });
 
     api.post("/api/reconciliation/settle", async (request) => settle(ctx, request.body));
+    api.post("/api/reconciliation/retry", async (request) => retry(ctx, request.body));
     api.post("/api/dead-letters/:id/replay", async (request) =>
       replay(ctx, (request.params as { id: string }).id, request.body),
     );

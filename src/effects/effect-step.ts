@@ -36,7 +36,13 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
     const refused = state.pending.via === "operator" ? unreadable(handler, state.pending) : undefined;
     // An operator's result the owner could not read goes back to the queue, with why, never to the owner.
     if (refused)
-      return escalate(ctx, row, { ...state, pending: undefined }, `operator's settlement refused: ${refused}`);
+      return escalate(
+        ctx,
+        row,
+        { ...state, pending: undefined },
+        `operator's settlement refused: ${refused}`,
+        "settlement-refused",
+      );
     return deliverOutcome(ctx, row, state, state.pending, row.attempts, policy);
   }
   if (row.status === "resolving") return resolveStep(ctx, row, state, policy, handler);
@@ -50,7 +56,9 @@ export async function effectStep(ctx: StepContext, row: OutboxRow): Promise<void
     return;
   }
   const read = readEffectInput(row, handler);
-  if ("unreadable" in read) return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`);
+  if ("unreadable" in read) {
+    return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`, "input-unreadable");
+  }
   if ("tooNew" in read) return backOff(ctx, row, policy, read.tooNew);
   const mayRun =
     row.attempts === 0 || state.rerunAllowed === true || (policy.providerDedups && row.attempts < policy.maxAttempts);
@@ -117,7 +125,7 @@ function checkedInput(
  * to an operator.
  */
 function refuseInput(ctx: StepContext, row: OutboxRow, state: EffectRowState, policy: EffectPolicy, error: string) {
-  if (row.attempts > 0) return escalate(ctx, row, state, error);
+  if (row.attempts > 0) return escalate(ctx, row, state, error, "input-unreadable");
   return deliverOutcome(ctx, row, state, { outcome: "failed", reason: error, via: "run" }, 0, policy);
 }
 
@@ -151,7 +159,16 @@ async function runStep(
   const attempt = row.attempts + 1;
   const startedAt = ctx.clock.now();
   // Recorded before the call: from here on a crash makes this attempt count as ambiguous.
-  const started: EffectRowState = recorded ? state : { ...state, lastRunAt: startedAt, rerunAllowed: undefined };
+  // A run after one whose outcome was never known (a same-key retry, for a provider that dedups).
+  const afterAmbiguous = row.attempts > 0 && state.rerunAllowed !== true;
+  const started: EffectRowState = recorded
+    ? state
+    : {
+        ...state,
+        lastRunAt: startedAt,
+        rerunAllowed: undefined,
+        maybePerformed: state.maybePerformed || afterAmbiguous || undefined,
+      };
   if (!recorded) {
     const held = await writeRow(ctx, row, { attempts: attempt, result: compactState(started), releaseLease: false });
     if (!held) return;
@@ -216,9 +233,13 @@ async function runStep(
 
 /**
  * The provider asserted it did nothing: run again later with the same key. The attempt still
- * counts (backoff grows), but `rerunAllowed` keeps it from counting as ambiguous, so a provider
- * that does not dedup is not sent to Unknown. Failure window: a crash before this write leaves
- * the attempt recorded as started, which the next dispatcher treats as ambiguous (as any crash).
+ * counts, but `rerunAllowed` keeps it from counting as ambiguous, so a provider that does not
+ * dedup is not sent to Unknown. The wait grows on `policy.backoff` (exponential, capped), never
+ * shorter than the provider's `retryAfterMs`. Past `notPerformedMaxAttempts` answers, or when the
+ * next run would start later than `notPerformedMaxAgeMs` after the first, the effect escalates to
+ * the reconciliation queue instead of being retried forever.
+ * Failure window: a crash before this write leaves the attempt recorded as started, which the
+ * next dispatcher treats as ambiguous (as any crash).
  */
 async function retryNotPerformed(
   ctx: StepContext,
@@ -227,14 +248,29 @@ async function retryNotPerformed(
   policy: EffectPolicy,
   skipped: NotPerformed,
 ): Promise<void> {
-  ctx.stats.retried++;
   ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "not-performed" });
-  const delay = skipped.retryAfterMs ?? backoffDelay(policy.backoff, row.attempts, ctx.random);
+  const now = ctx.clock.now();
+  const lastError = `not performed: ${skipped.reason}`;
+  const count = (state.notPerformed ?? 0) + 1;
+  const since = state.notPerformedSince ?? state.lastRunAt ?? now;
+  const counted: EffectRowState = { ...state, notPerformed: count, notPerformedSince: since };
+  const delay = Math.max(skipped.retryAfterMs ?? 0, backoffDelay(policy.backoff, count, ctx.random));
+  const budget: EscalationReason | undefined =
+    count >= policy.notPerformedMaxAttempts
+      ? "max-attempts"
+      : policy.notPerformedMaxAgeMs !== null && now + delay - since > policy.notPerformedMaxAgeMs
+        ? "max-age"
+        : undefined;
+  if (budget) {
+    const reason = `retries exhausted after ${row.attempts} attempts: ${lastError}`;
+    return escalate(ctx, row, { ...counted, retriesExhausted: true }, reason, budget);
+  }
+  ctx.stats.retried++;
   await writeRow(ctx, row, {
     status: "pending",
-    notBefore: ctx.clock.now() + Math.max(0, delay),
-    lastError: `not performed: ${skipped.reason}`,
-    result: compactState({ ...state, rerunAllowed: true }),
+    notBefore: now + delay,
+    lastError,
+    result: compactState({ ...counted, rerunAllowed: true }),
   });
 }
 
@@ -390,7 +426,7 @@ async function goUnknown(
   ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "unknown" });
   const unknown: EffectRowState = { ...state, unknownSince: state.unknownSince ?? ctx.clock.now(), lookups: 0 };
   if (!handler.lookup || policy.lookupAttempts === 0) {
-    return escalate(ctx, row, unknown, reason);
+    return escalate(ctx, row, unknown, reason, "no-lookup");
   }
   await writeRow(ctx, row, {
     status: "resolving",
@@ -400,8 +436,23 @@ async function goUnknown(
   });
 }
 
+/** Why an effect went to the reconciliation queue: the `reason` label of `oncely_effect_escalations_total`. */
+type EscalationReason =
+  | "max-attempts"
+  | "max-age"
+  | "lookups-exhausted"
+  | "no-lookup"
+  | "input-unreadable"
+  | "settlement-refused";
+
 /** Budget spent: the effect waits for an operator, in the reconciliation queue. */
-async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState, reason: string): Promise<void> {
+async function escalate(
+  ctx: StepContext,
+  row: OutboxRow,
+  state: EffectRowState,
+  reason: string,
+  why: EscalationReason,
+): Promise<void> {
   const escalation: EffectOutcome = {
     type: "oncely.effect.needs-reconciliation",
     key: row.id,
@@ -413,7 +464,11 @@ async function escalate(ctx: StepContext, row: OutboxRow, state: EffectRowState,
   if (!(await sendToOwner(ctx, row, state, escalation))) return;
   ctx.stats.reconcile++;
   ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "reconcile" });
-  ctx.logger.warn({ key: row.id, kind: row.kind, owner: row.stream, reason }, "effect needs reconciliation");
+  ctx.metrics.escalations.inc({ kind: row.kind, reason: why });
+  ctx.logger.warn(
+    { key: row.id, kind: row.kind, owner: row.stream, attempts: row.attempts, escalation: why, reason },
+    "effect needs reconciliation",
+  );
   await writeRow(ctx, row, {
     status: "reconcile",
     lastError: reason,
@@ -431,14 +486,16 @@ async function resolveStep(
 ): Promise<void> {
   const lookup = handler?.lookup;
   if (!handler || !lookup) {
-    return escalate(ctx, row, state, row.lastError ?? `no lookup for effect kind "${row.kind}"`);
+    return escalate(ctx, row, state, row.lastError ?? `no lookup for effect kind "${row.kind}"`, "no-lookup");
   }
   const read = readEffectInput(row, handler);
   if ("tooNew" in read) return backOff(ctx, row, policy, read.tooNew);
-  if ("unreadable" in read) return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`);
+  if ("unreadable" in read) {
+    return escalate(ctx, row, state, `effect input unreadable: ${read.unreadable}`, "input-unreadable");
+  }
   const input = checkedInput(handler, row, read.input);
   // It may have run with that input (under older code): only an operator can say what happened.
-  if (!input.ok) return escalate(ctx, row, state, input.error);
+  if (!input.ok) return escalate(ctx, row, state, input.error, "input-unreadable");
   const lookups = (state.lookups ?? 0) + 1;
   ctx.stats.lookups++;
   let found: LookupResult | undefined;
@@ -491,7 +548,7 @@ async function resolveStep(
       return;
     }
   }
-  if (lookups >= policy.lookupAttempts) return escalate(ctx, row, { ...state, lookups }, problem);
+  if (lookups >= policy.lookupAttempts) return escalate(ctx, row, { ...state, lookups }, problem, "lookups-exhausted");
   await writeRow(ctx, row, {
     status: "resolving",
     notBefore: now + backoffDelay(policy.lookupBackoff, lookups + 1, ctx.random),

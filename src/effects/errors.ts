@@ -20,6 +20,20 @@ export class EffectNotSettleableError extends TerminalError {
   }
 }
 
+/** An operator asked to run again an effect that is not waiting after exhausted retries. */
+export class EffectNotRetryableError extends TerminalError {
+  constructor(
+    readonly key: string,
+    readonly status: string,
+  ) {
+    super(
+      `effect "${key}" cannot be retried: only an effect in the reconciliation queue because its retries ` +
+        `were exhausted (every run answered "not performed") can; its outbox status is "${status}" ` +
+        `(an Unknown effect may have acted: settle it instead)`,
+    );
+  }
+}
+
 /** A handler call (`run` or `lookup`) exceeded its policy's timeoutMs. Ambiguous: the provider may have acted. */
 export class EffectTimeoutError extends RetryableError {
   constructor(readonly timeoutMs: number) {

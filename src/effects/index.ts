@@ -18,14 +18,19 @@ export {
   type SchemaLike,
 } from "./define-effect.js";
 export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";
-export { EffectNotFoundError, EffectNotSettleableError, EffectTimeoutError } from "./errors.js";
+export {
+  EffectNotFoundError,
+  EffectNotRetryableError,
+  EffectNotSettleableError,
+  EffectTimeoutError,
+} from "./errors.js";
 export { type EffectMetrics, effectMetrics } from "./metrics.js";
 export { canonicalJson, requestHash } from "./operations/canonical.js";
 export { IdempotentOperations, type IdempotentOperationsOptions } from "./operations/idempotent.js";
 export { MemoryOperationStore, memoryOperationStore } from "./operations/memory.js";
 export type { OperationOutcome, OperationRecord, OperationStore } from "./operations/types.js";
 export { DEFAULT_EFFECT_POLICY, resolvePolicy } from "./policy.js";
-export { Reconciliation, type ReconciliationItem, settlementSchema } from "./reconciliation.js";
+export { Reconciliation, type ReconciliationItem, type Retry, settlementSchema } from "./reconciliation.js";
 export { effectStatusAfter, isFinalStatus, statusOfOutcome } from "./status.js";
 export { type DeadlineRequest, deadline, TIMER_KIND } from "./timer.js";
 export {

@@ -21,6 +21,11 @@ export interface EffectMetrics {
   handlerSeconds: Histogram<"kind" | "call">;
   /** What became of a step: succeeded, failed, retried, not-performed, unknown, reconcile, dead. */
   outcomes: Counter<"kind" | "outcome">;
+  /**
+   * Effects sent to the reconciliation queue, by why: `max-attempts` / `max-age` (the budget of
+   * not-performed retries), `lookups-exhausted`, `no-lookup`, `input-unreadable`, `settlement-refused`.
+   */
+  escalations: Counter<"kind" | "reason">;
   /** Rows taken by a dispatcher: by a claim query, or handed over at their commit. */
   taken: Counter<"category" | "how">;
   /** Actor-to-actor messages by outcome: delivered, rejected, dead. */
@@ -74,6 +79,12 @@ export const effectMetrics = perRegistry((registry): EffectMetrics => {
       name: "oncely_effect_outcomes_total",
       help: "Effect steps by kind and outcome (succeeded, failed, retried, not-performed, unknown, reconcile, dead)",
       labelNames: ["kind", "outcome"],
+      registers,
+    }),
+    escalations: new Counter({
+      name: "oncely_effect_escalations_total",
+      help: "Effects sent to the reconciliation queue, by kind and reason (max-attempts, max-age, lookups-exhausted, no-lookup, input-unreadable, settlement-refused)",
+      labelNames: ["kind", "reason"],
       registers,
     }),
     taken: new Counter({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EFFECT_RETRY_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { Backoff, EffectPolicy } from "./types.js";
 
@@ -10,7 +11,9 @@ export const DEFAULT_EFFECT_POLICY: EffectPolicy = {
   timeoutMs: 10_000,
   providerDedups: false,
   maxAttempts: 5,
-  backoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: 0.2 },
+  backoff: { ...EFFECT_RETRY_DEFAULTS.backoff },
+  notPerformedMaxAttempts: EFFECT_RETRY_DEFAULTS.notPerformedMaxAttempts,
+  notPerformedMaxAgeMs: EFFECT_RETRY_DEFAULTS.notPerformedMaxAgeMs,
   lookupAttempts: 10,
   lookupBackoff: { initialMs: 5_000, maxMs: 5 * 60_000, multiplier: 2, jitter: 0.2 },
   rerunAfterNotFoundMs: null,
@@ -32,6 +35,8 @@ const policySchema = z
     providerDedups: z.boolean(),
     maxAttempts: z.number().int().min(1),
     backoff: backoffSchema,
+    notPerformedMaxAttempts: z.number().int().min(1),
+    notPerformedMaxAgeMs: z.number().int().positive().nullable(),
     lookupAttempts: z.number().int().min(0),
     lookupBackoff: backoffSchema,
     rerunAfterNotFoundMs: z.number().int().nonnegative().nullable(),

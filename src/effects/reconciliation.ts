@@ -3,7 +3,7 @@ import { InvalidInputError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import type { Journal } from "../journal/types.js";
-import { EffectNotFoundError, EffectNotSettleableError } from "./errors.js";
+import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "./errors.js";
 import { compactState, effectRowState, type PendingOutcome } from "./row-state.js";
 import type { EffectView, Settlement } from "./types.js";
 import { effectView } from "./view.js";
@@ -11,9 +11,31 @@ import { effectView } from "./view.js";
 export interface ReconciliationItem extends EffectView {
   /** The input the effect was requested with (to look it up at the provider by hand). */
   input: unknown;
-  /** When the effect went Unknown (epoch ms), if recorded. */
+  /** When the effect went Unknown (epoch ms), if recorded; for `retries-exhausted`, when it escalated. */
   unknownSince: number | null;
+  /**
+   * Why it waits here. `unknown`: the provider may have acted (lookups found nothing definite,
+   * or there is no lookup). `retries-exhausted`: every recent run was answered "not performed"
+   * until the retry budget ran out (see `lastError`); it may be retried (`retry`) with the same key.
+   */
+  cause: "unknown" | "retries-exhausted";
+  /**
+   * True when the provider never acted: retries exhausted and no run of the key was ambiguous.
+   * Settling it `failed` is then safe without asking the provider.
+   */
+  neverPerformed: boolean;
 }
+
+/** An operator's request to run a `retries-exhausted` effect again, with the same key. */
+export interface Retry {
+  by: string;
+  note?: string | undefined;
+}
+
+const retrySchema = z.object({
+  by: z.string({ error: "by (the operator) is required" }).trim().min(1, "by (the operator) is required"),
+  note: z.string().optional(),
+});
 
 export const settlementSchema = z.discriminatedUnion("outcome", [
   z.object({
@@ -59,11 +81,16 @@ export class Reconciliation {
       ...(filter.owner === undefined ? {} : { stream: filter.owner }),
       ...(filter.limit === undefined ? {} : { limit: filter.limit }),
     });
-    return rows.map((row) => ({
-      ...effectView(row),
-      input: (row.payload as { input?: unknown } | null)?.input ?? null,
-      unknownSince: effectRowState(row).unknownSince ?? null,
-    }));
+    return rows.map((row) => {
+      const state = effectRowState(row);
+      return {
+        ...effectView(row),
+        input: (row.payload as { input?: unknown } | null)?.input ?? null,
+        unknownSince: state.unknownSince ?? null,
+        cause: state.retriesExhausted ? "retries-exhausted" : "unknown",
+        neverPerformed: state.retriesExhausted === true && state.maybePerformed !== true,
+      };
+    });
   }
 
   async count(): Promise<number> {
@@ -106,6 +133,48 @@ export class Reconciliation {
     );
     if (!ok) throw new EffectNotSettleableError(key, "done");
     this.logger.info({ key, outcome: s.outcome, by: s.by }, "effect settled by an operator");
+    const updated = await this.journal.getOutbox(key);
+    return effectView(updated ?? row);
+  }
+
+  /**
+   * Run a `retries-exhausted` effect again, with the same key and a fresh retry budget: the row
+   * goes back to `pending`, due now. Only for those: a run again of an effect whose outcome is
+   * Unknown could act twice at a provider that does not dedup. Throws `InvalidInputError` for a
+   * missing `by`, `EffectNotFoundError` for an unknown key, `EffectNotRetryableError` otherwise.
+   */
+  async retry(key: string, retry: Retry): Promise<EffectView> {
+    const parsed = retrySchema.safeParse(retry);
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        `cannot retry "${key}"`,
+        parsed.error.issues.map((i) => i.message),
+      );
+    }
+    const row = await this.journal.getOutbox(key);
+    if (row?.category !== "effect") throw new EffectNotFoundError(key);
+    const state = effectRowState(row);
+    if (row.status !== "reconcile" || !state.retriesExhausted) throw new EffectNotRetryableError(key, row.status);
+    const { by, note } = parsed.data;
+    const now = this.clock.now();
+    const ok = await this.journal.forceOutbox(
+      key,
+      {
+        status: "pending",
+        notBefore: now,
+        lastError: `retried by ${by}${note ? ` (${note})` : ""}; it was: ${row.lastError ?? "?"}`,
+        result: compactState({
+          ...state,
+          retriesExhausted: undefined,
+          notPerformed: undefined,
+          notPerformedSince: undefined,
+          rerunAllowed: true,
+        }),
+      },
+      now,
+    );
+    if (!ok) throw new EffectNotRetryableError(key, "done");
+    this.logger.info({ key, by, ...(note ? { note } : {}) }, "effect retried by an operator");
     const updated = await this.journal.getOutbox(key);
     return effectView(updated ?? row);
   }

@@ -15,6 +15,20 @@ export interface EffectRowState {
   unknownSince?: number | undefined;
   /** A lookup proved the provider never saw the key: one more run with the same key is safe. */
   rerunAllowed?: boolean | undefined;
+  /** Not-performed answers counted against `notPerformedMaxAttempts` (reset by an operator's retry). */
+  notPerformed?: number | undefined;
+  /** When the first of those answers came (for `notPerformedMaxAgeMs`). */
+  notPerformedSince?: number | undefined;
+  /**
+   * Escalated because its budget of not-performed answers ran out: a run with the same key again
+   * is safe (see `Reconciliation.retry`), and unless `maybePerformed`, the provider never acted.
+   */
+  retriesExhausted?: boolean | undefined;
+  /**
+   * A run of this key started after one whose outcome was never known (a same-key retry of an
+   * ambiguous run, which only a provider that dedups gets): the provider may have acted then.
+   */
+  maybePerformed?: boolean | undefined;
   /**
    * A known outcome (from run, lookup or an operator) not yet committed in the owner. The
    * dispatcher delivers it and never calls the handler again for this row.
@@ -53,6 +67,10 @@ const effectStateSchema = z.object({
   lookups: z.number().int().optional(),
   unknownSince: z.number().optional(),
   rerunAllowed: z.boolean().optional(),
+  notPerformed: z.number().int().optional(),
+  notPerformedSince: z.number().optional(),
+  retriesExhausted: z.boolean().optional(),
+  maybePerformed: z.boolean().optional(),
   pending: pendingSchema.optional(),
 });
 const messageStateSchema = z.object({

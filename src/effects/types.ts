@@ -102,7 +102,18 @@ export interface EffectPolicy {
   providerDedups: boolean;
   /** Runs of one key before an ambiguous effect is declared Unknown (dedup providers). */
   maxAttempts: number;
+  /** Delays between runs of one key (a not-performed answer, a same-key retry): exponential, capped at `maxMs`. */
   backoff: Backoff;
+  /**
+   * Not-performed answers (`notPerformed`, a thrown `RetryableError`) of one key before it stops
+   * being retried and escalates to the reconciliation queue.
+   */
+  notPerformedMaxAttempts: number;
+  /**
+   * Time since a key's first not-performed answer after which it escalates instead of waiting for
+   * another retry (checked when a retry would start later than that). `null`: no time budget.
+   */
+  notPerformedMaxAgeMs: number | null;
   /** Lookups of an Unknown effect before it goes to the reconciliation queue. */
   lookupAttempts: number;
   lookupBackoff: Backoff;

@@ -55,6 +55,9 @@ describe("resolvePolicy", () => {
   it("refuses a lease not longer than the call timeout, naming the field", () => {
     expect(() => resolvePolicy({ timeoutMs: 5_000, leaseMs: 5_000 })).toThrow(InvalidInputError);
     expect(() => resolvePolicy({ maxAttempts: 0 })).toThrow(/maxAttempts/);
+    expect(() => resolvePolicy({ notPerformedMaxAttempts: 0 })).toThrow(/notPerformedMaxAttempts/);
+    expect(() => resolvePolicy({ notPerformedMaxAgeMs: -1 })).toThrow(/notPerformedMaxAgeMs/);
+    expect(resolvePolicy({ notPerformedMaxAgeMs: null }).notPerformedMaxAgeMs).toBeNull();
   });
 });
 

@@ -1,8 +1,20 @@
+import type { ReconciliationItem } from "../../effects/reconciliation.js";
 import { effectRowState } from "../../effects/row-state.js";
 import { age, type Html, html, isoTime, prettyJson, query } from "../html.js";
 import type { ConsoleContext } from "../options.js";
 
-/** Effects whose outcome stayed Unknown after their lookups, each with a settle form. */
+/** Why an item waits here, in the operator's words. */
+function causeText(item: ReconciliationItem): string {
+  if (item.cause === "unknown") return "outcome Unknown: the provider may have acted; look it up before settling";
+  return item.neverPerformed
+    ? "retries exhausted: the provider never acted (every run was answered not performed); settle it failed, or retry it"
+    : "retries exhausted, but an earlier run was ambiguous: look it up before settling failed, or retry it (same key)";
+}
+
+/**
+ * Effects waiting for an operator: their outcome stayed Unknown after their lookups, or their
+ * retries were exhausted. Each with a settle form; an exhausted one also with a retry form.
+ */
 export async function reconciliationPage(ctx: ConsoleContext): Promise<Html> {
   const items = await ctx.reconciliation.list();
   // The lookups tried before it came here: the queue's items do not carry them, the rows do.
@@ -10,14 +22,15 @@ export async function reconciliationPage(ctx: ConsoleContext): Promise<Html> {
   const lookups = new Map(rows.map((row) => [row.id, effectRowState(row).lookups ?? 0]));
   const now = ctx.clock.now();
   return html`<h1>Reconciliation queue</h1>
-<p class="summary">${items.length} effect(s) wait for an operator. Look each one up at the provider by its key, then record what really happened.</p>
+<p class="summary">${items.length} effect(s) wait for an operator. Look each one up at the provider by its key, then record what really happened (or, when its retries were exhausted, retry it).</p>
 ${items.map(
   (item) => html`<section class="card" data-key="${item.key}">
   <h2><a data-nav href="${ctx.prefix}/timeline${query({ q: item.key })}">${item.key}</a></h2>
   <dl>
     <dt>Kind</dt><dd>${item.kind}</dd>
     <dt>Owner</dt><dd><a data-nav href="${ctx.prefix}/timeline${query({ q: item.owner })}">${item.owner}</a></dd>
-    <dt>Unknown since</dt><dd>${item.unknownSince === null ? "" : html`${isoTime(item.unknownSince)} (${age(now - item.unknownSince)} ago)`}</dd>
+    <dt>Why here</dt><dd class="cause" data-cause="${item.cause}">${causeText(item)}</dd>
+    <dt>${item.cause === "unknown" ? "Unknown since" : "In the queue since"}</dt><dd>${item.unknownSince === null ? "" : html`${isoTime(item.unknownSince)} (${age(now - item.unknownSince)} ago)`}</dd>
     <dt>Attempts</dt><dd>${item.attempts}</dd>
     <dt>Lookups</dt><dd>${lookups.get(item.key) ?? 0}</dd>
     <dt>Last error</dt><dd class="error">${item.lastError ?? ""}</dd>
@@ -32,6 +45,16 @@ ${items.map(
     <label>Note <input name="note"></label>
     <button>Settle</button>
   </form>
+  ${
+    item.cause === "retries-exhausted"
+      ? html`<form class="retry" data-post="${ctx.prefix}/api/reconciliation/retry">
+    <input type="hidden" name="key" value="${item.key}">
+    <label>Operator <input name="by" data-operator required></label>
+    <label>Note <input name="note"></label>
+    <button>Retry with the same key</button>
+  </form>`
+      : ""
+  }
 </section>`,
 )}`;
 }
