@@ -33,6 +33,9 @@ export {
 export { isStorableText, unstorableReason } from "./base/storable-text.js";
 // Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
 export { openJournal } from "./cli/open-journal.js";
+// The operator CLI as a program: a CLI of your own gives it your consumers, so dead letters can be replayed.
+export type { CliConsumers } from "./cli/dead-letters.js";
+export { createOncelyCli, type OncelyCliOptions, runOncelyCli } from "./cli/program.js";
 // Actors and the runtime
 export {
   type ActorDefinition,
