@@ -31,8 +31,11 @@ export {
   VersionConflictError,
 } from "./base/errors.js";
 export { isStorableText, unstorableReason } from "./base/storable-text.js";
-// Open the journal a URL names (postgres://…, sqlite:PATH, memory:); loads only that back end and its driver.
+// The operator CLI as a program (a CLI of your own gives it your consumers, so dead letters can be replayed),
+// and openJournal: the journal a URL names (postgres://…, sqlite:PATH, memory:), loading only that back end.
+export type { CliConsumers } from "./cli/dead-letters.js";
 export { openJournal } from "./cli/open-journal.js";
+export { createOncelyCli, type OncelyCliOptions, runOncelyCli } from "./cli/program.js";
 // Actors and the runtime
 export {
   type ActorDefinition,

@@ -8,6 +8,8 @@ import type { ConsoleOptions } from "../console/options.js";
 import { consolePlugin } from "../console/plugin.js";
 import { requireDriver } from "../core/require-driver.js";
 import type { Journal } from "../journal/types.js";
+import { DeadLetters } from "../messaging/dead-letters.js";
+import type { CliConsumers } from "./dead-letters.js";
 
 const consoleOptions = z.strictObject({
   port: z.coerce.number<string>().int().min(0).max(65_535, "--port must be 0-65535"),
@@ -44,10 +46,13 @@ export async function serveConsole(
 
 /**
  * `oncely console`: the web console over the journal `--db` names. It lists, shows, settles and
- * discards; replaying a dead letter needs the application's consumers, so this one answers replay
- * with 409 (the application serves the console with its `DeadLetters` to replay).
+ * discards; replaying a dead letter needs the application's consumers: given `consumers` (a CLI
+ * of the application's own, `runOncelyCli({ consumers })`) it replays through them, and without
+ * them it answers replay with 409.
  */
 export interface ConsoleCommandHooks {
+  /** The application's consumers over the opened journal, for replay. */
+  consumers?: CliConsumers | undefined;
   /** Told where the console listens (default: printed). */
   started?: (running: RunningConsole) => void;
   /** Resolves when the console is to stop (default: SIGINT or SIGTERM); tests pass their own. */
@@ -95,7 +100,16 @@ export function registerConsoleCommand(
       }
       const { host, port, token, consumer } = parsed.data;
       const journal = await openJournal();
-      const running = await serveConsole(journal, { host, port, token, consumers: consumer });
+      const deadLetters = hooks.consumers
+        ? new DeadLetters(journal, { consumers: [...(await hooks.consumers(journal))] })
+        : undefined;
+      const running = await serveConsole(journal, {
+        host,
+        port,
+        token,
+        consumers: consumer,
+        ...(deadLetters ? { deadLetters } : {}),
+      });
       try {
         started(running);
         await until(running);

@@ -1,16 +1,37 @@
+import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
+import { recordAction } from "../console/audit.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import type { DeadLetterRecord, Journal } from "../journal/types.js";
+import type { Consumer } from "../messaging/consumer.js";
+import { DeadLetters } from "../messaging/dead-letters.js";
 
 const statusSchema = z.enum(["open", "replayed", "discarded"]);
 const limitSchema = z.coerce.number().int().positive();
 
 /**
- * Replays one dead letter through its consumer (see `DeadLetters.replay` in src/messaging). The
- * CLI has no consumers of its own: an application that has them passes this in.
+ * The application's consumers, built over the journal the CLI opened: replaying a dead letter
+ * runs its body through the consumer that dead-lettered it (verification, inbox, ordering, the
+ * actors it routes to), and those live in the application's code, not in oncely.
  */
-export type ReplayDeadLetter = (id: string) => Promise<{ outcome: string; released: number }>;
+export type CliConsumers = (journal: Journal) => readonly Consumer[] | Promise<readonly Consumer[]>;
+
+/** What `dead-letters replay` (and the console's replay) answers when the CLI was given no consumers. */
+export const NO_CONSUMERS_FOR_REPLAY =
+  "replaying a dead letter needs the consumers of your application, and this `oncely` command has none. " +
+  "Replay from a CLI of your own that passes them: " +
+  '`import { runOncelyCli } from "oncely"; await runOncelyCli({ consumers: (journal) => [/* your Consumer objects over journal */] });` ' +
+  '(README, "Operating it: the CLI"), or call `new DeadLetters(journal, { consumers }).replay(id)` in your application. ' +
+  "`oncely dead-letters show <id>` prints the letter; `discard <id>` closes it without handling it.";
+
+export interface DeadLetterCommandsOptions {
+  consumers?: CliConsumers | undefined;
+  out?: (text: string) => void;
+  clock?: Clock;
+  ids?: IdGenerator;
+}
 
 function line(d: DeadLetterRecord): string {
   const when = new Date(d.lastFailedAt).toISOString();
@@ -18,13 +39,41 @@ function line(d: DeadLetterRecord): string {
   return `${d.id}  ${d.status.padEnd(9)}  ${d.consumer}  attempts=${d.attempts}  ${when}  ${error}`;
 }
 
-/** `oncely dead-letters list|show|discard|replay`. */
+/** Who runs the command when `--by` is not given: the login name, so the record never lacks one. */
+function loginName(): string {
+  try {
+    return userInfo().username || "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+const operatorFlags = z.object({
+  by: z.string().trim().min(1, "--by must not be empty").optional(),
+  note: z.string().optional(),
+});
+
+/** `oncely dead-letters list|show|discard|replay`; discard and replay are recorded in `oncely.operator-actions`. */
 export function registerDeadLetterCommands(
   program: Command,
   openJournal: () => Promise<Journal>,
-  replay?: ReplayDeadLetter,
+  options: DeadLetterCommandsOptions = {},
 ): void {
+  const out = options.out ?? ((text: string) => void process.stdout.write(text));
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? randomIds;
   const group = program.command("dead-letters").description("inspect, replay or discard dead-lettered messages");
+
+  const operator = (raw: unknown) => {
+    const parsed = operatorFlags.safeParse(raw);
+    if (!parsed.success) {
+      throw new InvalidInputError(
+        "invalid operator",
+        parsed.error.issues.map((i) => i.message),
+      );
+    }
+    return { by: parsed.data.by ?? loginName(), note: parsed.data.note?.trim() || null };
+  };
 
   group
     .command("list")
@@ -33,19 +82,19 @@ export function registerDeadLetterCommands(
     .option("--status <status>", "open | replayed | discarded", "open")
     .option("--limit <n>", "at most this many", "100")
     .option("--json", "print JSON lines")
-    .action(async (options: { consumer?: string; status: string; limit: string; json?: boolean }) => {
-      const status = statusSchema.safeParse(options.status);
+    .action(async (flags: { consumer?: string; status: string; limit: string; json?: boolean }) => {
+      const status = statusSchema.safeParse(flags.status);
       if (!status.success) throw new InvalidInputError(`--status must be open, replayed or discarded`);
-      const limit = limitSchema.safeParse(options.limit);
+      const limit = limitSchema.safeParse(flags.limit);
       if (!limit.success) throw new InvalidInputError(`--limit must be a positive integer`);
       const journal = await openJournal();
       const letters = await journal.listDeadLetters({
         status: status.data,
         limit: limit.data,
-        ...(options.consumer ? { consumer: options.consumer } : {}),
+        ...(flags.consumer ? { consumer: flags.consumer } : {}),
       });
-      for (const d of letters) process.stdout.write(options.json ? `${JSON.stringify(d)}\n` : `${line(d)}\n`);
-      if (!options.json) process.stdout.write(`${letters.length} dead letter(s)\n`);
+      for (const d of letters) out(flags.json ? `${JSON.stringify(d)}\n` : `${line(d)}\n`);
+      if (!flags.json) out(`${letters.length} dead letter(s)\n`);
     });
 
   group
@@ -56,34 +105,44 @@ export function registerDeadLetterCommands(
       const journal = await openJournal();
       const d = await journal.getDeadLetter(id);
       if (!d) throw new InvalidInputError(`no dead letter "${id}"`);
-      process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
+      out(`${JSON.stringify(d, null, 2)}\n`);
     });
 
   group
     .command("discard")
     .description("mark an open dead letter discarded (it stays stored, for audit)")
     .argument("<id>")
-    .action(async (id: string) => {
+    .option("--by <operator>", "who discards it (default: your login name), recorded in oncely.operator-actions")
+    .option("--note <text>", "why, kept with the record")
+    .action(async (id: string, flags: Record<string, unknown>) => {
+      const who = operator(flags);
       const journal = await openJournal();
-      const ok = await journal.resolveDeadLetter(id, "discarded", Date.now());
+      const ok = await journal.resolveDeadLetter(id, "discarded", clock.now());
       if (!ok) throw new InvalidInputError(`no open dead letter "${id}"`);
-      process.stdout.write(`discarded ${id}\n`);
+      await recordAction(journal, clock, ids, {
+        ...who,
+        action: "discard",
+        target: id,
+        outcome: "discarded",
+        via: "cli",
+      });
+      out(`discarded ${id}\n`);
     });
 
   group
     .command("replay")
     .description("handle an open dead letter again through its consumer (inbox and ordering apply)")
     .argument("<id>")
-    .action(async (id: string) => {
-      if (!replay) {
-        throw new InvalidInputError(
-          "replay needs the consumers of the application: run it from the application (DeadLetters.replay) " +
-            "or a CLI built with registerDeadLetterCommands(program, openJournal, replay)",
-        );
-      }
-      const result = await replay(id);
-      process.stdout.write(
-        `replayed ${id}: ${result.outcome}${result.released ? `, released ${result.released}` : ""}\n`,
-      );
+    .option("--by <operator>", "who replays it (default: your login name), recorded in oncely.operator-actions")
+    .option("--note <text>", "why, kept with the record")
+    .action(async (id: string, flags: Record<string, unknown>) => {
+      const who = operator(flags);
+      if (!options.consumers) throw new InvalidInputError(NO_CONSUMERS_FOR_REPLAY);
+      const journal = await openJournal();
+      const deadLetters = new DeadLetters(journal, { consumers: [...(await options.consumers(journal))], clock });
+      const result = await deadLetters.replay(id);
+      const outcome = result.released > 0 ? `${result.outcome}, released ${result.released}` : result.outcome;
+      await recordAction(journal, clock, ids, { ...who, action: "replay", target: id, outcome, via: "cli" });
+      out(`replayed ${id}: ${outcome}\n`);
     });
 }

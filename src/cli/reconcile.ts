@@ -1,6 +1,9 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
+import { recordAction } from "../console/audit.js";
+import { settleAndRecord } from "../console/settlements.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import { Reconciliation } from "../effects/reconciliation.js";
 import type { EffectStatus, EffectView, Settlement } from "../effects/types.js";
 import { listEffects } from "../effects/view.js";
@@ -75,15 +78,20 @@ const row = (v: EffectView) =>
     .join("  ");
 
 /**
- * `reconcile list|settle` and `effects list`: the operator's side of the effect protocol.
+ * `reconcile list|settle` and `effects list|revive`: the operator's side of the effect protocol.
  * Needs only the journal: a settlement is written on the outbox row, and the application's
- * dispatcher records it in the owning actor as an event (`via: "operator"`).
+ * dispatcher records it in the owning actor as an event (`via: "operator"`). Settlements and
+ * revivals are recorded in `oncely.operator-actions`, where the console's Operator actions
+ * page shows them with the console's own.
  */
 export function registerReconcileCommands(
   program: Command,
   openJournal: () => Promise<Journal>,
   output: CliOutput = stdout,
+  env: { clock?: Clock; ids?: IdGenerator } = {},
 ): void {
+  const clock = env.clock ?? systemClock;
+  const ids = env.ids ?? randomIds;
   const reconcile = program
     .command("reconcile")
     .description("effects waiting for an operator (outcome Unknown, or retries exhausted): list, settle, retry");
@@ -119,7 +127,7 @@ export function registerReconcileCommands(
     .option("--failed", "the provider did not act")
     .option("--result <json>", "with --succeeded: the provider's result as JSON")
     .option("--reason <text>", "with --failed: why it failed")
-    .option("--by <operator>", "who settles it (recorded in the event)")
+    .option("--by <operator>", "who settles it (recorded in the event and in oncely.operator-actions)")
     .option("--note <text>", "free text kept with the settlement")
     .action(async (key: string, raw: Record<string, unknown>) => {
       const parsed = settleOptions.safeParse(raw);
@@ -129,8 +137,9 @@ export function registerReconcileCommands(
       const settlement: Settlement = o.succeeded
         ? { outcome: "succeeded", result: parseResult(o.result as string), by: o.by, ...note }
         : { outcome: "failed", reason: (o.reason as string).trim(), by: o.by, ...note };
-      const queue = new Reconciliation({ journal: await openJournal() });
-      await queue.settle(key, settlement);
+      const journal = await openJournal();
+      const reconciliation = new Reconciliation({ journal, clock });
+      await settleAndRecord({ journal, reconciliation, clock, ids, via: "cli" }, key, settlement);
       output.out(
         `settled ${key} as ${settlement.outcome} by ${settlement.by}; ` +
           "a running dispatcher records it in the owning actor\n",
@@ -146,8 +155,17 @@ export function registerReconcileCommands(
     .action(async (key: string, flags: { by?: string; note?: string }) => {
       if (!flags.by?.trim())
         throw new InvalidInputError(`cannot retry "${key}"`, ["--by <operator> is required: who retries it"]);
-      const queue = new Reconciliation({ journal: await openJournal() });
+      const journal = await openJournal();
+      const queue = new Reconciliation({ journal, clock });
       await queue.retry(key, { by: flags.by as string, note: flags.note });
+      await recordAction(journal, clock, ids, {
+        by: flags.by as string,
+        action: "retry",
+        target: key,
+        outcome: "retrying",
+        note: flags.note ?? null,
+        via: "cli",
+      });
       output.out(`retrying ${key} by ${flags.by} with a fresh retry budget; a running dispatcher runs it now\n`);
     });
 
@@ -186,5 +204,5 @@ export function registerReconcileCommands(
       for (const v of views) output.out(`${row(v)}\n`);
       output.out(`${views.length} effect(s)\n`);
     });
-  registerReviveCommand(effects, openJournal, (text) => output.out(text));
+  registerReviveCommand(effects, openJournal, (text) => output.out(text), clock, ids);
 }

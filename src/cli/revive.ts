@@ -1,33 +1,18 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { recordAction } from "../console/audit.js";
+import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import { EffectNotFoundError } from "../effects/errors.js";
 import type { EffectView } from "../effects/types.js";
 import { effectView } from "../effects/view.js";
 import type { Journal } from "../journal/types.js";
-
-/** The documents collection where operator actions are recorded, one document per action. */
-export const OPERATOR_ACTIONS = "oncely.operator-actions";
 
 export interface Revival {
   /** Who revives it (recorded). */
   by: string;
   /** Why, e.g. "decide fixed in v1.4: it now records the outcome". */
   note?: string | undefined;
-}
-
-/** An operator action as recorded in `OPERATOR_ACTIONS`. */
-export interface OperatorAction {
-  action: "revive";
-  key: string;
-  kind: string;
-  owner: string;
-  by: string;
-  note: string | null;
-  /** The row's last error when it was revived: why it had gone dead. */
-  previousError: string | null;
-  at: number;
 }
 
 const revivalSchema = z.object({
@@ -41,8 +26,8 @@ const revivalSchema = z.object({
  * changes). A row goes dead when its owner rejected the outcome (a `decide` that refused it):
  * revive it once that code is fixed and deployed, or it goes dead again.
  *
- * The action is recorded first, as a document in `oncely.operator-actions` (who, when, why, the
- * error it had). Failure window: a crash between that record and the row's update leaves a
+ * The action is recorded first, in `oncely.operator-actions` (who, when, why, the error it had),
+ * where the console's Operator actions page shows it. Failure window: a crash between that record and the row's update leaves a
  * recorded revival of a row still dead; reviving again is safe.
  */
 export async function reviveEffect(
@@ -50,6 +35,7 @@ export async function reviveEffect(
   key: string,
   revival: Revival,
   clock: Clock = systemClock,
+  ids: IdGenerator = randomIds,
 ): Promise<EffectView> {
   const parsed = revivalSchema.safeParse(revival);
   if (!parsed.success) {
@@ -65,18 +51,16 @@ export async function reviveEffect(
       `effect "${key}" is not dead (its outbox status is "${row.status}"): only a dead effect can be revived`,
     );
   }
-  const now = clock.now();
-  const action: OperatorAction = {
-    action: "revive",
-    key,
-    kind: row.kind,
-    owner: row.stream,
+  const action = await recordAction(journal, clock, ids, {
     by: parsed.data.by,
+    action: "revive",
+    target: key,
+    outcome: "revived",
     note: parsed.data.note ?? null,
+    via: "cli",
     previousError: row.lastError,
-    at: now,
-  };
-  await journal.commit({ documents: [{ collection: OPERATOR_ACTIONS, id: `revive:${key}:${now}`, doc: action }], now });
+  });
+  const now = clock.now();
   const revived = await journal.forceOutbox(
     key,
     { status: "pending", notBefore: now, lastError: `revived by ${action.by}; it was dead: ${row.lastError ?? "?"}` },
@@ -93,6 +77,7 @@ export function registerReviveCommand(
   openJournal: () => Promise<Journal>,
   out: (text: string) => void,
   clock: Clock = systemClock,
+  ids: IdGenerator = randomIds,
 ): void {
   effects
     .command("revive")
@@ -101,7 +86,13 @@ export function registerReviveCommand(
     .option("--by <operator>", "who revives it (recorded in oncely.operator-actions)")
     .option("--note <text>", "why, kept with the record")
     .action(async (key: string, flags: { by?: string; note?: string }) => {
-      const view = await reviveEffect(await openJournal(), key, { by: flags.by as string, note: flags.note }, clock);
+      const view = await reviveEffect(
+        await openJournal(),
+        key,
+        { by: flags.by as string, note: flags.note },
+        clock,
+        ids,
+      );
       out(`revived ${key} (${view.kind}, owner ${view.owner}) by ${flags.by}; a running dispatcher picks it up now\n`);
     });
 }

@@ -5,6 +5,7 @@ import type { Settlement } from "../effects/types.js";
 import { type OperatorAction, recordAction } from "./audit.js";
 import { ConsoleHttpError } from "./errors.js";
 import type { ConsoleContext } from "./options.js";
+import { settleAndRecord } from "./settlements.js";
 import { parseBody } from "./validation.js";
 
 const operator = z.string().trim().min(1, "the operator's name is required").max(200);
@@ -39,9 +40,9 @@ function parseResult(text: string | undefined): unknown {
 }
 
 /**
- * Settle an Unknown effect exactly as `oncely reconcile settle` and the admin API do: through
+ * Settle an Unknown effect exactly as `oncely reconcile settle` does: through
  * `Reconciliation.settle`, which records the decision on the row for the owner to commit as an
- * event (`via: "operator"`, with `by`).
+ * event (`via: "operator"`, with `by`), recorded in `oncely.operator-actions`.
  */
 export async function settle(ctx: ConsoleContext, body: unknown): Promise<{ message: string; action: OperatorAction }> {
   const form = parseBody(settleForm, body, "settlement");
@@ -61,8 +62,7 @@ export async function settle(ctx: ConsoleContext, body: unknown): Promise<{ mess
   const row = await ctx.journal.getOutbox(form.key);
   if (row?.category !== "effect") throw new EffectNotFoundError(form.key);
   ctx.checkSettlement(row, settlement);
-  await ctx.reconciliation.settle(form.key, settlement);
-  const action = await done(ctx, "settle", form.key, settlement.outcome, form);
+  const action = await settleAndRecord({ ...ctx, via: "console" }, form.key, settlement);
   return { message: `settled ${form.key} as ${settlement.outcome} by ${form.by}`, action };
 }
 
@@ -84,7 +84,7 @@ export async function retry(ctx: ConsoleContext, body: unknown): Promise<{ messa
 /** Record an action that took effect, with the operator's name and note as posted. */
 const done = (
   ctx: ConsoleContext,
-  action: OperatorAction["action"],
+  action: "retry" | "replay" | "discard",
   target: string,
   outcome: string,
   form: { by: string; note?: string | undefined },
@@ -95,6 +95,7 @@ const done = (
     target,
     outcome,
     note: form.note?.trim() || null,
+    via: "console",
   });
 
 /** 404 for a dead letter nobody stored (the operations themselves answer any bad id as invalid input). */

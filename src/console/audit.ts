@@ -2,32 +2,57 @@ import { CONSOLE_DEFAULTS } from "../base/defaults.js";
 import type { Clock, IdGenerator } from "../core/clock.js";
 import type { Journal } from "../journal/types.js";
 
-/** Documents collection of the operator actions taken in the console (queryable with `journal.listDocuments`). */
+/**
+ * Documents collection of every operator action, taken in the console or with the `oncely` CLI
+ * (queryable with `journal.listDocuments`); the console's Operator actions page reads it.
+ */
 export const OPERATOR_ACTIONS = "oncely.operator-actions";
+
+/**
+ * What became of a settlement after it was recorded on the effect's row: a dispatcher delivers
+ * it to the owner (`recorded`), or refuses it (a result the effect's schema rejects goes back to
+ * the queue; an owner whose `decide` rejects the outcome leaves the row dead).
+ */
+export type SettlementState = { state: "waiting" } | { state: "recorded" } | { state: "refused"; reason: string };
 
 export interface OperatorAction {
   id: string;
   at: number;
   /** Who did it, as the operator named themself (the token says they may; the name says who). */
   by: string;
-  action: "settle" | "retry" | "replay" | "discard";
+  action: "settle" | "retry" | "replay" | "discard" | "revive";
   /** The effect key or the dead letter id. */
   target: string;
-  /** What came of it: `succeeded`/`failed` for a settle, `retrying` for a retry, the consumer's outcome for a replay. */
+  /**
+   * What was done: `succeeded`/`failed` for a settle (what the operator said; its fate is
+   * `final`, or read from the effect's row), `retrying` for a retry, the consumer's outcome for a
+   * replay, `discarded`, `revived`.
+   */
   outcome: string;
   note: string | null;
+  /** Where it was taken. */
+  via?: "console" | "cli" | undefined;
+  /** Revive: the error the row had when it was revived (why it had gone dead). */
+  previousError?: string | null | undefined;
+  /**
+   * Settle: its final state, written once known (when the next settlement of the same key is
+   * taken, which the queue allows only after this one came back refused). Until then the state
+   * is read from the effect's row.
+   */
+  final?: SettlementState | undefined;
 }
 
+export type NewOperatorAction = Omit<OperatorAction, "id" | "at">;
+
 /**
- * Records an operator action after it took effect. Failure window: a crash between the action's
- * commit and this one loses the audit entry, never the action (a settlement also carries `by` in
- * the owner's event).
+ * Records an operator action. Failure window: a crash between the action's commit and this one
+ * loses the audit entry, never the action (a settlement also carries `by` in the owner's event).
  */
 export async function recordAction(
   journal: Journal,
   clock: Clock,
   ids: IdGenerator,
-  action: Omit<OperatorAction, "id" | "at">,
+  action: NewOperatorAction,
 ): Promise<OperatorAction> {
   const at = clock.now();
   const record: OperatorAction = { id: `${at.toString().padStart(15, "0")}-${ids.next()}`, at, ...action };
@@ -35,14 +60,34 @@ export async function recordAction(
   return record;
 }
 
+/** Every recorded action, latest first (at most the console's scan limit). */
+async function allActions(journal: Journal): Promise<OperatorAction[]> {
+  const docs = await journal.listDocuments(OPERATOR_ACTIONS, CONSOLE_DEFAULTS.streamScanLimit);
+  return docs.map((d) => d.doc as OperatorAction).sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
+}
+
 /** The latest actions first. */
 export async function listActions(
   journal: Journal,
   limit: number = CONSOLE_DEFAULTS.pageSize,
 ): Promise<OperatorAction[]> {
-  const docs = await journal.listDocuments(OPERATOR_ACTIONS, CONSOLE_DEFAULTS.streamScanLimit);
-  return docs
-    .map((d) => d.doc as OperatorAction)
-    .sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1))
-    .slice(0, limit);
+  return (await allActions(journal)).slice(0, limit);
+}
+
+/** The settle actions of one effect key, latest first. */
+export async function settlementsOf(journal: Journal, key: string): Promise<OperatorAction[]> {
+  return (await allActions(journal)).filter((a) => a.action === "settle" && a.target === key);
+}
+
+/** Store a settle action's final state (an upsert of its document). */
+export async function finalizeSettlement(
+  journal: Journal,
+  action: OperatorAction,
+  final: SettlementState,
+  now: number,
+): Promise<void> {
+  await journal.commit({
+    documents: [{ collection: OPERATOR_ACTIONS, id: action.id, doc: { ...action, final } }],
+    now,
+  });
 }

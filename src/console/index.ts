@@ -1,5 +1,12 @@
 /** The operator console (`oncely/console`): a fastify plugin over any journal. Bring fastify yourself. */
-export { listActions, OPERATOR_ACTIONS, type OperatorAction, recordAction } from "./audit.js";
+export {
+  listActions,
+  type NewOperatorAction,
+  OPERATOR_ACTIONS,
+  type OperatorAction,
+  recordAction,
+  type SettlementState,
+} from "./audit.js";
 export {
   assertBearerToken,
   BEARER_TOKEN_PATTERN,

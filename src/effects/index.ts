@@ -13,7 +13,10 @@ export {
   defineEffect,
   type Effect,
   type EffectImplementation,
+  type EffectLookup,
   type EffectSpec,
+  type LookupContext,
+  lookupMatching,
   type Parser,
   type SchemaLike,
 } from "./define-effect.js";
@@ -42,6 +45,7 @@ export {
   type EffectView,
   failed,
   type LookupResult,
+  type MatchedLookup,
   type NotPerformed,
   notFound,
   notPerformed,

@@ -24,6 +24,19 @@ export type RunResult<R = unknown> = DefiniteResult<R> | NotPerformed;
 /** What a lookup by key found. `not-found` means the provider has no record of the key (yet). */
 export type LookupResult<R = unknown> = DefiniteResult<R> | { outcome: "not-found" };
 
+/**
+ * What the lookup of a declared effect (`defineEffect({ lookup })`) answers: a record found under
+ * the key counts only once it was compared with the effect's input. A provider keeps a record per
+ * key, but the record under a key may be another request's: a key reused with another body (a 409),
+ * another customer's charge. Only a record that `matches` is this effect's outcome; one that does
+ * not never completes the effect: it stays Unknown and goes to the reconciliation queue with what
+ * differs. `lookupMatching` writes this answer from a find, a comparison and a reading.
+ */
+export type MatchedLookup<R = unknown> =
+  | { outcome: "not-found" }
+  | { outcome: "found"; matches: true; answer: DefiniteResult<R> }
+  | { outcome: "found"; matches: false; differs: string };
+
 export const succeeded = <R>(result: R): DefiniteResult<R> => ({ outcome: "succeeded", result });
 export const failed = (reason: string): DefiniteResult<never> => ({ outcome: "failed", reason });
 export const notPerformed = (reason: string, options: { retryAfterMs?: number } = {}): NotPerformed => ({

@@ -13,7 +13,6 @@ import { pruneBatchSize } from "./prune.js";
 import { PUBLISHED_READER_SOURCE } from "./published.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
 import type {
-  ForgottenConsumer,
   ClaimOptions,
   Commit,
   CommitResult,
@@ -21,6 +20,7 @@ import type {
   DeadLetterRecord,
   DocumentRecord,
   EventRecord,
+  ForgottenConsumer,
   InboxRecord,
   Journal,
   JournalSummary,

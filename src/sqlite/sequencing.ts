@@ -1,5 +1,5 @@
-import { parkedRecord } from "../journal/sql-rows.js";
 import { PUBLISHED_READER_SOURCE } from "../journal/published.js";
+import { parkedRecord } from "../journal/sql-rows.js";
 import type { ForgottenConsumer, ParkedRecord } from "../journal/types.js";
 import type { Sql } from "./sql.js";
 

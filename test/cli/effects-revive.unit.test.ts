@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { registerReconcileCommands } from "../../src/cli/reconcile.js";
-import { OPERATOR_ACTIONS, type OperatorAction } from "../../src/cli/revive.js";
+import { OPERATOR_ACTIONS, type OperatorAction } from "../../src/console/audit.js";
 import {
   createHost,
   defineActor,
@@ -70,8 +70,9 @@ describe("oncely effects revive", () => {
     const [record] = await w.journal.listDocuments(OPERATOR_ACTIONS);
     expect(record?.doc).toMatchObject({
       action: "revive",
-      key: "order:1:payment",
-      owner: "order/1",
+      target: "order:1:payment",
+      outcome: "revived",
+      via: "cli",
       by: "alice",
       note: "decide fixed in v2",
     } satisfies Partial<OperatorAction>);

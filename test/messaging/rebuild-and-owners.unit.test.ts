@@ -3,7 +3,7 @@ import { sequentialIds } from "../../src/core/clock.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { PUBLISHED_READER_SOURCE } from "../../src/journal/published.js";
 import type { Journal } from "../../src/journal/types.js";
-import { CollectionOwnedError, COLLECTION_OWNERS, retireConsumer } from "../../src/messaging/collection-owners.js";
+import { COLLECTION_OWNERS, CollectionOwnedError, retireConsumer } from "../../src/messaging/collection-owners.js";
 import { Consumer, type OrderingMode } from "../../src/messaging/consumer.js";
 import { messagingMetrics } from "../../src/messaging/metrics.js";
 import { rebuildProjection } from "../../src/messaging/projection.js";

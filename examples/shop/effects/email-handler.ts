@@ -1,8 +1,8 @@
-import { IdempotencyKeyReusedError, succeeded } from "oncely";
+import { lookupMatching, succeeded } from "oncely";
 import { z } from "zod";
 
 import { emailEffect } from "./declarations.js";
-import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+import { findRecord, type HttpHandlerOptions, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ messageId: z.string().min(1) }).transform(({ messageId }) => ({ messageId }));
 const recordSchema = z.object({
@@ -29,11 +29,10 @@ export function createEmailHandler(options: HttpHandlerOptions) {
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/emails", input, context.idempotencyKey, context.signal, resultSchema),
-    lookup: (key, { signal, input }) =>
-      lookupRequest(options, "/emails", key, signal, recordSchema, (record) => {
-        const { to, template, orderId } = record;
-        if (!sameRequest({ to, template, orderId }, input)) throw new IdempotencyKeyReusedError(key);
-        return succeeded({ messageId: record.messageId });
-      }),
+    lookup: lookupMatching({
+      find: (key, { signal }) => findRecord(options, "/emails", key, signal, recordSchema),
+      matches: ({ to, template, orderId }, input) => sameRequest({ to, template, orderId }, input),
+      outcome: (record) => succeeded({ messageId: record.messageId }),
+    }),
   });
 }

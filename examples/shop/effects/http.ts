@@ -1,5 +1,5 @@
-import type { EffectPolicy, LookupResult, RunResult } from "oncely";
-import { failed, IdempotencyKeyReusedError, notFound, succeeded } from "oncely";
+import type { EffectPolicy, RunResult } from "oncely";
+import { failed, IdempotencyKeyReusedError, succeeded } from "oncely";
 import type { z } from "zod";
 
 /**
@@ -160,20 +160,19 @@ export async function runRequest<R>(
 }
 
 /**
- * GET `path?idempotencyKey=key`. 404 → not found. 200 → `interpret` turns the record into a
- * result (and throws when the record does not match the effect's input). Anything else throws,
- * which the resolver counts as "still unknown".
+ * GET `path?idempotencyKey=key`: the provider's record of the key, or `undefined` on 404. Anything
+ * else throws, which the resolver counts as "still unknown". The caller compares the record with
+ * the effect's input (`lookupMatching`): a record under the key may be another request's.
  */
-export async function lookupRequest<R, B>(
+export async function findRecord<B>(
   options: HttpHandlerOptions,
   path: string,
   key: string,
   signal: AbortSignal,
   recordSchema: z.ZodType<B>,
-  interpret: (record: B) => LookupResult<R>,
-): Promise<LookupResult<R>> {
+): Promise<B | undefined> {
   const answer = await request(options, `${path}?idempotencyKey=${encodeURIComponent(key)}`, { method: "GET" }, signal);
-  if (answer.status === 404) return notFound();
+  if (answer.status === 404) return undefined;
   if (answer.status !== 200) {
     throw new ProviderUnavailableError(
       `GET ${path} for "${key}" answered ${answer.status}: ${reasonOf(answer.body, "no reason given")}`,
@@ -186,7 +185,7 @@ export async function lookupRequest<R, B>(
       `GET ${path} for "${key}" answered an unexpected body: ${JSON.stringify(answer.body)}`,
     );
   }
-  return interpret(parsed.data);
+  return parsed.data;
 }
 
 /** Policy of a handler: dedup per option, other overrides passed through. */

@@ -1,8 +1,8 @@
-import { failed, IdempotencyKeyReusedError, succeeded } from "oncely";
+import { failed, lookupMatching, succeeded } from "oncely";
 import { z } from "zod";
 import type { PaymentInput } from "../ordering/effects.js";
 import { paymentEffect } from "./declarations.js";
-import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+import { findRecord, type HttpHandlerOptions, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ paymentId: z.string().min(1) }).transform(({ paymentId }) => ({ paymentId }));
 /**
@@ -43,16 +43,17 @@ export function createPaymentHandler(options: HttpHandlerOptions) {
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/payments", input, context.idempotencyKey, context.signal, resultSchema),
-    lookup: (key, { signal, input }) =>
-      lookupRequest(options, "/payments", key, signal, recordSchema, (record) => {
+    lookup: lookupMatching({
+      find: (key, { signal }) => findRecord(options, "/payments", key, signal, recordSchema),
+      // A record under our key for another order or amount is not our payment: an operator must look.
+      matches: (record, input) => {
         const { orderId, amount, currency } = record;
-        // A record under our key for another order or amount is not our payment: an operator must look.
-        if (!sameRequest({ orderId, amount, currency }, echoedPart(input, record))) {
-          throw new IdempotencyKeyReusedError(key);
-        }
-        return record.status === "succeeded"
+        return sameRequest({ orderId, amount, currency }, echoedPart(input, record));
+      },
+      outcome: (record) =>
+        record.status === "succeeded"
           ? succeeded({ paymentId: record.paymentId })
-          : failed(record.reason ?? "declined");
-      }),
+          : failed(record.reason ?? "declined"),
+    }),
   });
 }

@@ -1,7 +1,7 @@
-import { IdempotencyKeyReusedError, succeeded } from "oncely";
+import { lookupMatching, succeeded } from "oncely";
 import { z } from "zod";
 import { picklistCancelEffect } from "./declarations.js";
-import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest } from "./http.js";
+import { findRecord, type HttpHandlerOptions, policyOf, runRequest } from "./http.js";
 
 const resultSchema = z.object({ cancelled: z.array(z.string()) }).transform(({ cancelled }) => ({ cancelled }));
 const recordSchema = z.object({ status: z.literal("cancelled"), orderId: z.string(), cancelled: z.array(z.string()) });
@@ -23,10 +23,10 @@ export function createPicklistCancelHandler(options: HttpHandlerOptions) {
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/picklist-cancellations", input, context.idempotencyKey, context.signal, resultSchema),
-    lookup: (key, { signal, input }) =>
-      lookupRequest(options, "/picklist-cancellations", key, signal, recordSchema, (record) => {
-        if (record.orderId !== input.orderId) throw new IdempotencyKeyReusedError(key);
-        return succeeded({ cancelled: record.cancelled });
-      }),
+    lookup: lookupMatching({
+      find: (key, { signal }) => findRecord(options, "/picklist-cancellations", key, signal, recordSchema),
+      matches: (record, input) => record.orderId === input.orderId,
+      outcome: (record) => succeeded({ cancelled: record.cancelled }),
+    }),
   });
 }

@@ -1,8 +1,8 @@
-import { IdempotencyKeyReusedError, succeeded } from "oncely";
+import { lookupMatching, succeeded } from "oncely";
 import { z } from "zod";
 
 import { picklistEffect } from "./declarations.js";
-import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+import { findRecord, type HttpHandlerOptions, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ picklistId: z.string().min(1) }).transform(({ picklistId }) => ({ picklistId }));
 const recordSchema = z.object({
@@ -29,11 +29,10 @@ export function createPicklistHandler(options: HttpHandlerOptions) {
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/picklists", input, context.idempotencyKey, context.signal, resultSchema),
-    lookup: (key, { signal, input }) =>
-      lookupRequest(options, "/picklists", key, signal, recordSchema, (record) => {
-        const { orderId, lines } = record;
-        if (!sameRequest({ orderId, lines }, input)) throw new IdempotencyKeyReusedError(key);
-        return succeeded({ picklistId: record.picklistId });
-      }),
+    lookup: lookupMatching({
+      find: (key, { signal }) => findRecord(options, "/picklists", key, signal, recordSchema),
+      matches: ({ orderId, lines }, input) => sameRequest({ orderId, lines }, input),
+      outcome: (record) => succeeded({ picklistId: record.picklistId }),
+    }),
   });
 }

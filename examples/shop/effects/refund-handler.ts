@@ -1,7 +1,7 @@
-import { IdempotencyKeyReusedError, succeeded } from "oncely";
+import { lookupMatching, succeeded } from "oncely";
 import { z } from "zod";
 import { refundEffect } from "./declarations.js";
-import { type HttpHandlerOptions, lookupRequest, policyOf, runRequest, sameRequest } from "./http.js";
+import { findRecord, type HttpHandlerOptions, policyOf, runRequest, sameRequest } from "./http.js";
 
 const resultSchema = z.object({ refundId: z.string().min(1) }).transform(({ refundId }) => ({ refundId }));
 const recordSchema = z.object({
@@ -31,14 +31,12 @@ export function createRefundHandler(options: HttpHandlerOptions) {
     policy: policyOf(options),
     run: (input, context) =>
       runRequest(options, "/refunds", input, context.idempotencyKey, context.signal, resultSchema),
-    lookup: (key, { signal, input }) =>
-      lookupRequest(options, "/refunds", key, signal, recordSchema, (record) => {
-        const { paymentId, amount } = record;
-        // A refund under our key of another payment or amount is not ours: an operator must look.
-        if (!sameRequest({ paymentId, amount }, { paymentId: input.paymentId, amount: input.amount })) {
-          throw new IdempotencyKeyReusedError(key);
-        }
-        return succeeded({ refundId: record.refundId });
-      }),
+    lookup: lookupMatching({
+      find: (key, { signal }) => findRecord(options, "/refunds", key, signal, recordSchema),
+      // A refund under our key of another payment or amount is not ours: an operator must look.
+      matches: ({ paymentId, amount }, input) =>
+        sameRequest({ paymentId, amount }, { paymentId: input.paymentId, amount: input.amount }),
+      outcome: (record) => succeeded({ refundId: record.refundId }),
+    }),
   });
 }

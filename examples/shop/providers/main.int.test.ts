@@ -44,6 +44,23 @@ describe("provider processes", () => {
   });
 
   it.each([
+    ["payment", "--decline-amounts-ending-with <value>", "PAYMENT_DECLINE_AMOUNTS_ENDING_WITH"],
+    ["email", "--drop-after-rate <value>", "EMAIL_DROP_AFTER_RATE"],
+    ["warehouse", "--webhook-secret <value>", "WAREHOUSE_WEBHOOK_SECRET"],
+  ])("answers --help of the %s provider with its usage and exit 0, starting nothing", async (provider, flag, env) => {
+    let stdout = "";
+    const proc = run(provider, ["--help"]);
+    proc.child.stdout?.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    expect(await proc.exited).toBe(0);
+    expect(stdout).toContain(`Usage: tsx examples/shop/providers/${provider}/main.ts [options]`);
+    expect(stdout).toMatch(new RegExp(`${flag}\\s+${env}\\s+\\S`));
+    expect(stdout).not.toContain('"url"');
+    expect(proc.stderr()).toBe("");
+  });
+
+  it.each([
     ["payment", ["--fail-rate", "2"], {}, "failRate (--fail-rate / PAYMENT_FAIL_RATE)"],
     ["email", [], { EMAIL_PORT: "http" }, "port (--port / EMAIL_PORT)"],
     ["warehouse", ["--shop-url", "nowhere"], {}, "shopUrl (--shop-url / WAREHOUSE_SHOP_URL)"],

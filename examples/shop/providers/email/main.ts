@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { commonConfigShape, loadConfig, number, runProcess } from "../shared/config.js";
+import {
+  commonConfigShape,
+  commonSettingHelp,
+  exitWithUsageIfAsked,
+  loadConfig,
+  number,
+  runProcess,
+  type SettingHelp,
+  usage,
+} from "../shared/config.js";
 import { startEmailProvider } from "./server.js";
 
 /**
@@ -15,6 +24,23 @@ const shape = {
   slowMs: number().pipe(z.number().int().min(0)).optional(),
   dropAfterRate: rate(),
 };
+
+const help: SettingHelp<typeof shape> = {
+  ...commonSettingHelp,
+  failRate: "fraction of requests answered 5xx without doing anything (0-1)",
+  slowRate: "fraction of requests done, then answered only after --slow-ms (0-1)",
+  slowMs: "how late a slow answer comes, in ms (past the client's timeout)",
+  dropAfterRate: "fraction of requests done, then the connection dropped without an answer (0-1)",
+};
+
+exitWithUsageIfAsked(process.argv.slice(2), () =>
+  usage(
+    "email",
+    "The fake email provider: POST /emails with Idempotency-Key, lookup by key, GET /ledger, POST /faults.",
+    shape,
+    help,
+  ),
+);
 
 await runProcess("email", () => {
   const { port, host, seed, ledgerPath, ...faults } = loadConfig("email", shape, process.argv.slice(2), process.env);

@@ -1,5 +1,15 @@
 import { z } from "zod";
-import { boolean, commonConfigShape, loadConfig, number, runProcess } from "../shared/config.js";
+import {
+  boolean,
+  commonConfigShape,
+  commonSettingHelp,
+  exitWithUsageIfAsked,
+  loadConfig,
+  number,
+  runProcess,
+  type SettingHelp,
+  usage,
+} from "../shared/config.js";
 import { startPaymentProvider } from "./server.js";
 
 /**
@@ -19,6 +29,27 @@ const shape = {
   lookupDown: boolean().optional(),
   declineAmountsEndingWith: z.string().regex(/^\d+$/, "must be digits").optional(),
 };
+
+const help: SettingHelp<typeof shape> = {
+  ...commonSettingHelp,
+  failRate: "fraction of requests answered 5xx without doing anything (0-1)",
+  slowRate: "fraction of requests done, then answered only after --slow-ms (0-1)",
+  slowMs: "how late a slow answer comes, in ms (past the client's timeout)",
+  dropAfterRate: "fraction of requests done, then the connection dropped without an answer (0-1)",
+  declineRate: "fraction of charges declined with 402 (0-1)",
+  noIdempotency: "true: ignore Idempotency-Key, so the same key charges (or refunds) again every time",
+  lookupDown: "true: GET /payments?idempotencyKey= answers 503 (only an operator can settle)",
+  declineAmountsEndingWith: "decline every amount whose digits end with these digits, e.g. 13",
+};
+
+exitWithUsageIfAsked(process.argv.slice(2), () =>
+  usage(
+    "payment",
+    "The fake payment provider: POST /payments and /refunds with Idempotency-Key, lookup by key, GET /ledger, POST /faults.",
+    shape,
+    help,
+  ),
+);
 
 await runProcess("payment", () => {
   const { port, host, seed, ledgerPath, declineAmountsEndingWith, ...faults } = loadConfig(

@@ -71,6 +71,51 @@ export function loadConfig<T extends z.ZodRawShape>(
   return result.data;
 }
 
+/** What each setting of a provider does, for `--help`: every field of its shape must be described. */
+export type SettingHelp<T extends z.ZodRawShape> = { [K in keyof T]: string };
+
+export const commonSettingHelp: SettingHelp<typeof commonConfigShape> = {
+  port: "TCP port to listen on (0, the default, picks a free one)",
+  host: "address to listen on (default 127.0.0.1)",
+  seed: "seed of the fault draws: the same seed and requests give the same faults (default 1)",
+  ledgerPath: "append the ledger to this JSON-lines file (default: kept in memory only)",
+};
+
+/** The `--help` text: every flag with its environment twin and what it does. */
+export function usage<T extends z.ZodRawShape>(
+  provider: string,
+  summary: string,
+  shape: T,
+  help: SettingHelp<T>,
+): string {
+  const rows = Object.keys(shape).map((field) => [
+    `--${toFlagName(field)} <value>`,
+    toEnvName(provider, field),
+    help[field as keyof T],
+  ]);
+  const flagWidth = Math.max(...rows.map(([flag]) => flag?.length ?? 0));
+  const envWidth = Math.max(...rows.map(([, env]) => env?.length ?? 0));
+  return [
+    `Usage: tsx examples/shop/providers/${provider}/main.ts [options]`,
+    "",
+    summary,
+    "Prints one JSON line {provider, url, pid} once it listens; stops on SIGINT or SIGTERM.",
+    "Every option may be given by its environment variable instead; the flag wins.",
+    "",
+    "Options:",
+    ...rows.map(([flag, env, text]) => `  ${flag?.padEnd(flagWidth)}  ${env?.padEnd(envWidth)}  ${text}`),
+    `  ${"--help".padEnd(flagWidth)}  ${"".padEnd(envWidth)}  print this and exit`,
+    "",
+  ].join("\n");
+}
+
+/** `--help` or `-h` anywhere in argv: print the usage and exit 0, before any flag is validated. */
+export function exitWithUsageIfAsked(argv: readonly string[], text: () => string): void {
+  if (!argv.some((arg) => arg === "--help" || arg === "-h")) return;
+  process.stdout.write(text());
+  process.exit(0);
+}
+
 /** Runs a provider as a process: prints one JSON line with its URL, closes on SIGINT/SIGTERM. */
 export async function runProcess(
   provider: string,

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { commonConfigShape, loadConfig, number, runProcess } from "../shared/config.js";
+import {
+  commonConfigShape,
+  commonSettingHelp,
+  exitWithUsageIfAsked,
+  loadConfig,
+  number,
+  runProcess,
+  type SettingHelp,
+  usage,
+} from "../shared/config.js";
 import { MIN_WEBHOOK_SECRET_LENGTH } from "../shared/webhook-signature.js";
 import { startWarehouseProvider } from "./server.js";
 
@@ -27,6 +36,29 @@ const shape = {
   lateRate: rate(),
   lateMs: ms(),
 };
+
+const help: SettingHelp<typeof shape> = {
+  ...commonSettingHelp,
+  shopUrl: "the shop's base URL, where shipment webhooks go (POST {url}/webhooks/warehouse)",
+  webhookSecret: "required: the secret webhooks are signed with (the shop reads the same WAREHOUSE_WEBHOOK_SECRET)",
+  shipDelayMs: "how long after accepting a picklist it ships, in ms (default 50)",
+  failRate: "fraction of requests answered 5xx without doing anything (0-1)",
+  slowRate: "fraction of requests done, then answered only after --slow-ms (0-1)",
+  slowMs: "how late a slow answer comes, in ms (past the client's timeout)",
+  dropAfterRate: "fraction of requests done, then the connection dropped without an answer (0-1)",
+  duplicateRate: "fraction of shipments whose webhook is delivered a second time, same eventId (0-1)",
+  lateRate: "fraction of shipments whose webhook is held back --late-ms after shipping (0-1)",
+  lateMs: "how long a late webhook is held back, in ms",
+};
+
+exitWithUsageIfAsked(process.argv.slice(2), () =>
+  usage(
+    "warehouse",
+    "The fake warehouse: POST /picklists with Idempotency-Key, lookup by key, cancellations, webhooks to the shop, GET /ledger, POST /faults.",
+    shape,
+    help,
+  ),
+);
 
 await runProcess("warehouse", () => {
   const { port, host, seed, ledgerPath, shopUrl, webhookSecret, shipDelayMs, ...faults } = loadConfig(
