@@ -16,8 +16,7 @@ import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
-import type { Schemas } from "../core/upcast.js";
-import { VersionTooNewError } from "../core/upcast.js";
+import { type Schemas, VersionTooNewError } from "../core/upcast.js";
 import type { CheckpointWrite, Commit, Journal } from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
 import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
@@ -55,10 +54,25 @@ export interface ConsumerOptions {
   faults?: Faults;
   logger?: Logger;
   metrics?: MessagingMetrics;
-  /** Deliveries before a failing message is dead-lettered (default 5). Terminal errors go at once. */
+  /**
+   * Deliveries before a failing message is dead-lettered (default 5). Terminal errors go at once.
+   * Counted from the first delivery of the message that failed in this process, so deliveries
+   * spent elsewhere before it (deferred by an older release, see `deferBaseMs`) take nothing from it.
+   */
   maxDeliveries?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * A message this code cannot read yet (`VersionTooNewError`: a payload written by a newer
+   * release, or a command for an actor whose stream a newer release wrote) is left for a newer
+   * worker: nak'ed after `deferBaseMs` (default 1 s), doubling per delivery up to `deferMaxMs`
+   * (default 30 s). Never dead-lettered for that and never counted against `maxDeliveries`; logged
+   * at warn once per message and counted in `oncely_consumer_deferred_total`. The cap is how long
+   * a redelivery that lands on an older worker again delays the message (a NATS durable hands it to
+   * whichever worker pulls), and on NATS a deferred message holds one of `max_ack_pending` meanwhile.
+   */
+  deferBaseMs?: number;
+  deferMaxMs?: number;
   /** Sequenced: how long a gap may stay open before it is alerted on (default 60 s, clock time). */
   gapTimeoutMs?: number;
   /** Sequenced: called once per alerted gap. */
@@ -73,7 +87,8 @@ export interface ConsumerOptions {
   verifier?: Verifier | undefined;
   /**
    * Payload schemas per event type (see `core/upcast.ts`): an envelope at an older `schemaVersion`
-   * is upcast before the handler sees it; one it cannot read is dead-lettered (`unreadable-version`).
+   * is upcast before the handler sees it; one with no path is dead-lettered (`unreadable-version`),
+   * one newer than declared is left for a newer worker (see `deferBaseMs`).
    */
   upcast?: Schemas;
   /** @internal Set by `rebuildProjection`, which holds the collection while it rebuilds it. */
@@ -124,7 +139,12 @@ export class Consumer {
   private readonly maxConflictRetries: number;
   private readonly verifier: Verifier | undefined;
   private readonly locks = new Mailboxes();
-  private readonly firstFailure = new Map<string, number>();
+  private readonly deferBaseMs: number;
+  private readonly deferMaxMs: number;
+  /** Per eventId, the first failure of it in this process: when, and at which delivery. */
+  private readonly firstFailure = new Map<string, { at: number; attempt: number }>();
+  /** EventIds deferred by this process (warned about once each); bounded, oldest forgotten first. */
+  private readonly deferred = new Set<string>();
   private readonly rebuilding: boolean;
   /** This consumer's claim on its projection's collection, made once (see `collection-owners.ts`). */
   private ownership: Promise<void> | undefined;
@@ -157,6 +177,8 @@ export class Consumer {
     this.maxDeliveries = options.maxDeliveries ?? 5;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.deferBaseMs = options.deferBaseMs ?? 1_000;
+    this.deferMaxMs = options.deferMaxMs ?? 30_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 10;
     this.verifier = options.verifier;
     this.rebuilding = options.rebuilding ?? false;
@@ -205,7 +227,8 @@ export class Consumer {
   /**
    * The transport-facing path. Never throws for a bad message: unparseable bodies and terminal
    * errors are dead-lettered at once, retryable failures are nak'ed with backoff until the last
-   * delivery, which is dead-lettered; only then is the message acknowledged.
+   * delivery, which is dead-lettered; only then is the message acknowledged. A message this code
+   * cannot read yet is deferred to a newer worker (`defer`), never dead-lettered for it.
    * If writing the dead letter itself fails, the error propagates and the transport redelivers.
    */
   async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
@@ -220,22 +243,27 @@ export class Consumer {
     try {
       await this.handle(envelope);
       this.firstFailure.delete(envelope.eventId);
+      this.deferred.delete(envelope.eventId);
       return { kind: "ack" };
     } catch (error) {
+      if (error instanceof VersionTooNewError) return this.defer(delivery, envelope, error);
       if (error instanceof ReleaseFailedError) return this.retryRelease(delivery, error);
-      const now = this.clock.now();
-      if (!this.firstFailure.has(envelope.eventId)) this.firstFailure.set(envelope.eventId, now);
+      const first = this.firstFailure.get(envelope.eventId) ?? { at: this.clock.now(), attempt: delivery.attempt };
+      this.firstFailure.set(envelope.eventId, first);
       // The journal being unreachable, or the collection held by another writer (an operator's
       // matter, see `collection-owners.ts`), says nothing about the message: never a reason to give up on it.
       const outage = error instanceof StorageUnavailableError || error instanceof CollectionOwnedError;
-      const last = delivery.attempt >= Math.min(delivery.maxDeliveries, this.maxDeliveries);
+      // Deliveries before this process first failed on it (another instance's, or an older
+      // release's deferrals: the broker counts those too) are not this message's failures here.
+      const failures = delivery.attempt - first.attempt + 1;
+      const last = failures >= Math.min(delivery.maxDeliveries, this.maxDeliveries);
       if (!outage && (!isRetryable(error) || last)) return this.deadLetterOrRetry(delivery, envelope, error);
       this.metrics.handled.inc({ consumer: this.name, outcome: "retry" });
       this.logger.warn(
         { consumer: this.name, eventId: envelope.eventId, attempt: delivery.attempt, err: error },
         "handler failed; will retry",
       );
-      return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
+      return { kind: "nak", delayMs: backoffMs(failures, this.retryBaseMs, this.retryMaxMs) };
     }
   }
 
@@ -253,6 +281,48 @@ export class Consumer {
       return { kind: "ack" };
     }
     return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
+  }
+
+  /**
+   * A message written by newer code than this (or for an actor newer code wrote to): not this
+   * worker's to handle, and nothing wrong with it. Nak'ed with a long, capped delay so that a newer
+   * worker takes a redelivery (on NATS the workers share the durable; on the journal transport each
+   * process reads the log), logged at warn once per message and counted on every deferral, so
+   * that work waiting for an upgrade that never comes is seen. Never dead-lettered for this: in
+   * sequenced mode its version stays unconsumed and what follows parks behind it, as for any gap.
+   * A copy another instance has handled meanwhile (its inbox row is there) is acknowledged as a
+   * duplicate, so an older worker reading the journal log does not hold its position behind it.
+   */
+  private async defer(delivery: Delivery, envelope: Envelope, error: VersionTooNewError): Promise<DeliveryOutcome> {
+    try {
+      if (await this.alreadyHandled(envelope)) {
+        this.deferred.delete(envelope.eventId);
+        this.count({ outcome: "duplicate", released: 0 });
+        return { kind: "ack" };
+      }
+    } catch (inboxError) {
+      if (inboxError instanceof MessageConflictError) return this.deadLetterOrRetry(delivery, envelope, inboxError);
+      // The inbox could not be read (journal unreachable): the message is deferred all the same.
+    }
+    const delayMs = backoffMs(delivery.attempt, this.deferBaseMs, this.deferMaxMs);
+    this.metrics.deferred.inc({ consumer: this.name, reason: "version-too-new" });
+    if (!this.deferred.has(envelope.eventId)) {
+      if (this.deferred.size >= 10_000) this.deferred.delete(this.deferred.values().next().value as string);
+      this.deferred.add(envelope.eventId);
+      this.logger.warn(
+        {
+          consumer: this.name,
+          eventId: envelope.eventId,
+          type: envelope.type,
+          subject: delivery.subject,
+          attempt: delivery.attempt,
+          delayMs,
+          err: error,
+        },
+        "message written by a newer release than this worker's; left for a newer worker, not dead-lettered",
+      );
+    }
+    return { kind: "nak", delayMs };
   }
 
   /**
@@ -274,7 +344,10 @@ export class Consumer {
       );
       return { kind: "nak", delayMs: backoffMs(delivery.attempt, this.retryBaseMs, this.retryMaxMs) };
     }
-    if (envelope) this.firstFailure.delete(envelope.eventId);
+    if (envelope) {
+      this.firstFailure.delete(envelope.eventId);
+      this.deferred.delete(envelope.eventId);
+    }
     return { kind: "ack" };
   }
 
@@ -346,7 +419,7 @@ export class Consumer {
           error: error.message,
           stack: error.stack ?? null,
           attempts,
-          firstFailedAt: (messageId && this.firstFailure.get(messageId)) || now,
+          firstFailedAt: (messageId && this.firstFailure.get(messageId)?.at) || now,
           lastFailedAt: now,
         },
       ],

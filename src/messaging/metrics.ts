@@ -11,6 +11,8 @@ export interface MessagingMetrics {
   handled: Counter<"consumer" | "outcome">;
   backwards: Counter<"consumer" | "fact">;
   deadLetters: Counter<"consumer">;
+  /** Deliveries left for a newer worker (reason `version-too-new`), each time. */
+  deferred: Counter<"consumer" | "reason">;
   rejected: Counter<"consumer" | "reason">;
   conflicts: Counter<"consumer" | "kind">;
   gapAlerts: Counter<"consumer">;
@@ -50,6 +52,12 @@ export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
       name: "oncely_dead_letters_total",
       help: "Messages stored as dead letters",
       labelNames: ["consumer"],
+      registers,
+    }),
+    deferred: new Counter({
+      name: "oncely_consumer_deferred_total",
+      help: "Deliveries a consumer left for a newer worker (reason version-too-new: written by a newer release), counted at every deferral",
+      labelNames: ["consumer", "reason"],
       registers,
     }),
     rejected: new Counter({

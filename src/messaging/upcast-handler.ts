@@ -5,11 +5,11 @@ import type { ConsumerHandler } from "./handlers.js";
 /**
  * The envelope with its payload in the shape this consumer's code reads: `schemas` (per event
  * type) upcast a payload stored at an older `schemaVersion` (absent: 1). A payload with no path
- * throws `UpcastError`, one newer than the declared version `VersionTooNewError`; the consumer
- * dead-letters either with reason `unreadable-version` (the second only after its retries, as a
- * newer instance may take the redelivery). Never applied to what the inbox stores: dedup and
- * conflict checks compare the message as it was sent, so an upgrade never turns a duplicate
- * into a conflict.
+ * throws `UpcastError`, which the consumer dead-letters with reason `unreadable-version`; one newer
+ * than the declared version throws `VersionTooNewError`, which the consumer leaves for a newer
+ * worker (nak with a long delay, never dead-lettered for it: see `Consumer.deliver`). Never
+ * applied to what the inbox stores: dedup and conflict checks compare the message as it was
+ * sent, so an upgrade never turns a duplicate into a conflict.
  */
 export function readEnvelope(reader: string, schemas: Schemas | undefined, envelope: Envelope): Envelope {
   const stored = envelope.schemaVersion ?? 1;

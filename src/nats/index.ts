@@ -1,4 +1,4 @@
 export { connectNats } from "./connection.js";
-export { type DurableSetup, ensureDurable, ensureStream, type StreamSetup } from "./setup.js";
+export { type DurableSetup, ensureDurable, ensureStream, NatsSetupError, type StreamSetup } from "./setup.js";
 export { PullLoop } from "./subscription.js";
 export { NatsTransport, type NatsTransportOptions, natsTransport } from "./transport.js";

@@ -106,15 +106,11 @@ describe("integration events across versions", () => {
     );
   });
 
-  it("a payload newer than the consumer knows is retried (a newer instance may take it), then dead-lettered, never dropped", async () => {
+  it("a payload newer than the consumer knows is left for a newer worker: nak'ed however often, never dead-lettered", async () => {
     const { journal, c } = consumer("sequenced");
     const newer = accepted("o1", { schemaVersion: 3 });
-    expect((await c.deliver(delivery(newer, 1))).kind).toBe("nak");
+    for (const attempt of [1, 3, 10]) expect((await c.deliver(delivery(newer, attempt))).kind).toBe("nak");
     expect(await journal.listDeadLetters({ consumer: "sales" })).toEqual([]);
-    expect((await c.deliver(delivery(newer, 3))).kind).toBe("ack");
-    const [dead] = await journal.listDeadLetters({ consumer: "sales" });
-    expect((dead?.payload as DeadLetterPayload | undefined)?.reason).toBe("unreadable-version");
-    expect(dead?.error).toContain("OrderAccepted is at version 3, this code knows up to version 2");
     expect(await journal.getCheckpoint("sales", "ordering/o1")).toBe(0);
   });
 });
