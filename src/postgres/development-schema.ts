@@ -52,12 +52,17 @@ export async function upgradeDevelopmentSchema(client: pg.PoolClient, t: Tables,
   const versions = (await client.query(`SELECT version FROM ${t.migrations} ORDER BY version`)).rows.map(
     (row) => row.version as number,
   );
+  if (versions.length === 0) {
+    // Nothing was migrated under the old numbering: only its bookkeeping table is there.
+    await client.query(`DROP TABLE ${t.migrations}`);
+    return;
+  }
   const complete =
     versions.length === DEVELOPMENT_VERSIONS && versions.every((version, index) => version === index + 1);
   if (!complete) {
     throw new TerminalError(
       `PostgreSQL schema "${t.schema}" was migrated by a development version of oncely (versions ` +
-        `${versions.join(", ") || "none"} of 1-${DEVELOPMENT_VERSIONS} recorded in ${t.migrations}), which this ` +
+        `${versions.join(", ")} of 1-${DEVELOPMENT_VERSIONS} recorded in ${t.migrations}), which this ` +
         `version upgrades only when all ${DEVELOPMENT_VERSIONS} are there. Drop the schema (DROP SCHEMA ` +
         `${t.qschema} CASCADE) and call migrate() again, or use another schema.`,
     );

@@ -281,6 +281,18 @@ describe.skipIf(!service.available)(
         }
       });
 
+      it("with none of the fourteen versions recorded (only the old bookkeeping table), is migrated as a fresh one", async () => {
+        const schema = await migrated("dev_empty", async (s) => {
+          await (await client()).query(
+            `CREATE TABLE "${s}".oncely_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`,
+          );
+        });
+        const { rows } = await (await client()).query(
+          `SELECT version, name FROM "${schema}".oncely_schema_migrations ORDER BY version`,
+        );
+        expect(rows).toEqual(migrations.map((m) => ({ version: m.version, name: m.name })));
+      });
+
       it("with only some of the fourteen versions, is refused, naming them and what to do, and left as it was", async () => {
         const { schema, drop } = await freshPgSchema("dev_partial");
         drops.push(drop);
