@@ -1,11 +1,12 @@
-import { commitSetFunctionSql } from "../src/postgres/commit-set-function.js";
+import { migrations } from "../src/postgres/migrations.js";
+import { fileSql, functionFile } from "../src/postgres/schema-files.js";
 import type { Tables } from "../src/postgres/tables.js";
 import { keepCommits, replayInto } from "./commit-replay.js";
 import { parseWorkflowArgs, percentile } from "./workflow-figures.js";
 
 /**
  * `npm run bench -- steps`: where the server's time per batch goes, step by step of the
- * set path (commit-set-function.ts). One workflow run's commit statements are kept, then replayed
+ * set path (oncely_commit_set_packed.sql). One workflow run's commit statements are kept, then replayed
  * once per step into a fresh schema whose keyed set function returns just before that step (every
  * commit answered, so nothing falls back to the per-commit path); the server CPU per batch of each
  * cut, minus the cut before it, is what that step costs. Rounds alternate the order of the cuts,
@@ -15,7 +16,7 @@ import { parseWorkflowArgs, percentile } from "./workflow-figures.js";
  * without their effect-key probe, so the guards' figure is a lower bound.
  */
 
-/** The set path's steps, each found by the comment that opens it in commit-set-function.ts. */
+/** The set path's steps, each found by the comment that opens it in oncely_commit_set_packed.sql. */
 export const STEPS: { name: string; before: string | undefined }[] = [
   { name: "parse the batch, call the functions, answer", before: "  -- 1. " },
   { name: "steps 1-2: keys shared, guards (one scan)", before: "  -- Lease-held outbox updates" },
@@ -29,11 +30,13 @@ export const STEPS: { name: string; before: string | undefined }[] = [
 
 /** The set function the client calls (packed), returning (every commit answered) just before the line `marker` opens. */
 export function setPathCutBefore(t: Tables, marker: string | undefined): string {
-  const sql = commitSetFunctionSql(t, { keyLookups: true, input: "jsonb", withBatchFunction: false, packed: true });
+  const { migration, file } = functionFile(migrations, "oncely_commit_set_packed");
+  // Re-created over the migrated schema's own.
+  const sql = fileSql(migration, file, t).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION");
   if (marker === undefined) return sql;
   const at = sql.indexOf(`\n${marker}`);
   if (at < 0) {
-    throw new Error(`commit-set-function.ts has no step opening with "${marker.trim()}": update bench/commit-steps.ts`);
+    throw new Error(`${file.name} has no step opening with "${marker.trim()}": update bench/commit-steps.ts`);
   }
   return `${sql.slice(0, at)}\n  results := array_fill('{"base": 0}'::text, ARRAY[v_n]);\n  RETURN;${sql.slice(at)}`;
 }

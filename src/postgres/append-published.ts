@@ -9,7 +9,7 @@ export interface PublishedAppend {
   now: number;
 }
 
-/** One call of `oncely_publish` (see published-log.ts): the append, its ordering lock and its NOTIFY. */
+/** One call of `oncely_publish` (schema/0001_baseline/oncely_publish.sql): the append, its ordering lock and its NOTIFY. */
 export async function appendPublished(q: Queryable, t: Tables, entry: NewPublished, now: number): Promise<number> {
   const result = await q.query(`SELECT ${t.publishFunction}($1, $2, $3, $4) AS position`, [
     entry.messageId,
@@ -20,7 +20,7 @@ export async function appendPublished(q: Queryable, t: Tables, entry: NewPublish
   return Number(result.rows[0].position);
 }
 
-/** One call of `oncely_publish_batch` (see published-log.ts): the positions, in the order of `appends`. */
+/** One call of `oncely_publish_batch` (schema/0001_baseline/oncely_publish_batch.sql): the positions, in the order of `appends`. */
 export async function appendPublishedBatch(
   q: Queryable,
   t: Tables,

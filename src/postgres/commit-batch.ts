@@ -27,7 +27,7 @@ import type { Tables } from "./tables.js";
 /**
  * The client half of group commit on PostgreSQL: each commit becomes one JSON text (values that
  * are JSON already are spliced in, never parsed again), the batch goes to `oncely_commit_packed`
- * (commit-json-function.ts) as ONE JSON array text in ONE statement outside an explicit transaction,
+ * (schema/0001_baseline/oncely_commit_packed.sql) as ONE JSON array text in ONE statement outside an explicit transaction,
  * with the positions of the commits that share a key with an earlier one, and the answer comes back
  * as one JSON text: a result per commit, and the seqs of the outbox rows the set path inserted.
  *

@@ -91,7 +91,7 @@ const READ_RETRIES = 3;
  * Group commit: commits that arrive while batches are in flight queue up and go together as one
  * call of `oncely_commit_packed` (one statement, one round trip, one WAL flush), applied set-wise
  * with the per-commit `oncely_commit` as fallback; each keeps its own result (see commit-batch.ts,
- * commit-json-function.ts, commit-set-function.ts and commit-function.ts). Up to 3 batches are in
+ * and the functions in schema/0001_baseline/). Up to 3 batches are in
  * flight, and a burst is spread over two of them; writes sharing a key keep their submit order.
  *
  * Failure window: when the connection drops during the call, `commit` rejects with
@@ -116,7 +116,7 @@ export class PostgresJournal implements Journal {
   private readonly publishedListener: OutboxListener;
   private closed = false;
   private readonly group: GroupCommitter<JournalWrite, WriteAnswer>;
-  /** Appends to the published log that arrive together: one call, one transaction (see published-log.ts). */
+  /** Appends to the published log that arrive together: one call, one transaction (see schema/0001_baseline/oncely_publish_batch.sql). */
   private readonly publishedAppends: GroupCommitter<PublishedAppend, number>;
   /** Point reads that arrive together go to the server as one statement each kind (see read-by-keys.ts). */
   private readonly inboxReads: GroupCommitter<Key, Record<string, unknown>[]>;
@@ -389,7 +389,7 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * One statement (see published-log.ts); the NOTIFY inside wakes readers in other processes. Readers
+   * One statement (see schema/0001_baseline/oncely_publish_batch.sql); the NOTIFY inside wakes readers in other processes. Readers
    * here are woken directly once it committed: a NOTIFY reaches this process only while its LISTEN
    * connection is up, and one started just before the append may not be listening yet (a reader
    * would then wait for its next poll).

@@ -14,24 +14,15 @@ export interface Tables {
   parked: string;
   deadLetters: string;
   documents: string;
-  /** The group-commit function (see commit-function.ts). */
+  /**
+   * The server functions the client calls (schema/0001_baseline/<name>.sql): the per-commit path of
+   * group commit, for a lone commit, and the batch function, for several.
+   */
   commitFunction: string;
-  /** The set-wise half of group commit and the function the client calls (see commit-set-function.ts). */
-  commitSetFunction: string;
-  commitBatchFunction: string;
-  /** The batch as one JSON text in and out (migration 8, see commit-json-function.ts). */
-  commitJsonFunction: string;
-  /** The same with the client naming the commits that share a key (migration 10). */
-  commitKeyedFunction: string;
-  commitSetKeyedFunction: string;
-  /** The same with each commit's rows packed as arrays (migration 11, packed-rows.ts): what the client calls. */
   commitPackedFunction: string;
-  commitSetPackedFunction: string;
-  /** A packed commit in the object format, for the per-commit path (migration 11). */
-  unpackFunction: string;
   /** NOTIFY channel for outbox wake-ups, one per schema (identifiers are at most 63 bytes). */
   channel: string;
-  /** The journal transport's log (migration 4) and its append function. */
+  /** The journal transport's log, and its append functions (one entry, and a batch of them). */
   published: string;
   publishFunction: string;
   publishBatchFunction: string;
@@ -64,14 +55,7 @@ export function tables(schema: string): Tables {
     deadLetters: `${q}.dead_letters`,
     documents: `${q}.documents`,
     commitFunction: `${q}.oncely_commit`,
-    commitSetFunction: `${q}.oncely_commit_set`,
-    commitBatchFunction: `${q}.oncely_commit_batch`,
-    commitJsonFunction: `${q}.oncely_commit_json`,
-    commitKeyedFunction: `${q}.oncely_commit_keyed`,
-    commitSetKeyedFunction: `${q}.oncely_commit_set_keyed`,
     commitPackedFunction: `${q}.oncely_commit_packed`,
-    commitSetPackedFunction: `${q}.oncely_commit_set_packed`,
-    unpackFunction: `${q}.oncely_unpack`,
     channel: channelName("oncely_outbox", schema),
     published: `${q}.published`,
     publishFunction: `${q}.oncely_publish`,

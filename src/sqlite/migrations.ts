@@ -1,14 +1,17 @@
+import { TerminalError } from "../base/errors.js";
 import type { Sql } from "./sql.js";
 
 /**
- * Versioned schema. Each migration runs once, inside its own `BEGIN IMMEDIATE` transaction
- * that also re-reads the applied versions, so several processes migrating one file at once
- * serialize on SQLite's write lock and each version is applied exactly once.
+ * Versioned schema, numbered on its own (1, 2, 3... without a gap; PostgreSQL's numbering is
+ * another). Each migration runs once, inside its own `BEGIN IMMEDIATE` transaction that also
+ * re-reads the applied versions, so several processes migrating one file at once serialize on
+ * SQLite's write lock and each version is applied exactly once. Each is recorded with its name.
  * Append new versions; never edit an applied one.
  */
-export const migrations: { version: number; sql: string }[] = [
+export const migrations: { version: number; name: string; sql: string }[] = [
   {
     version: 1,
+    name: "tables",
     sql: `
       CREATE TABLE events (
         global_position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -96,10 +99,11 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
-  // The published log of the journal transport (versions 2 and 3 are PostgreSQL's commit function).
+  // The published log of the journal transport.
   // AUTOINCREMENT: a position is never used again, even after retention deleted the newest entries.
   {
-    version: 4,
+    version: 2,
+    name: "published_log",
     sql: `
       CREATE TABLE published (
         position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -110,14 +114,14 @@ export const migrations: { version: number; sql: string }[] = [
       );
     `,
   },
-  // The outbox's claim and stream-order indexes hold only unfinished rows (as PostgreSQL's since its
-  // migration 7), and the stream-order index no effect rows: only claims in stream order read it
+  // The outbox's claim and stream-order indexes hold only unfinished rows (as PostgreSQL's do), and the stream-order index no effect rows: only claims in stream order read it
   // (the event relay's), and each effect row paid an entry at a random page (its stream) that
   // nothing looked up, and a page written to the WAL for it. A finished row leaves the claim index
   // instead of moving within it. Measured on the order workflow (`node bench/workflow.js sqlite
   // --orders 10000 --warmup 1000`, built sources, eight pairs): 4,119 orders/s mean against 3,896.
   {
-    version: 13,
+    version: 3,
+    name: "open_row_indexes",
     sql: `
       DROP INDEX outbox_claim;
       CREATE INDEX outbox_claim ON outbox (status, not_before) WHERE status NOT IN ('done', 'dead');
@@ -128,12 +132,53 @@ export const migrations: { version: number; sql: string }[] = [
   },
 ];
 
+/**
+ * Files migrated before SQLite had its own numbering recorded PostgreSQL's version numbers, in a
+ * bookkeeping table without a `name` column: 1, 4 and 13 for what are now 1, 2 and 3, the same SQL.
+ */
+const SHARED_NUMBERING = new Map([
+  [1, 1],
+  [4, 2],
+  [13, 3],
+]);
+
+const BOOKKEEPING =
+  "CREATE TABLE IF NOT EXISTS oncely_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)";
+
+/**
+ * A file of the shared numbering gets its versions recorded in this one (no table changes: each
+ * version's SQL is the same); a version it does not know is refused, naming what to do.
+ */
+function renumber(sql: Sql): void {
+  const columns = sql.db.prepare("PRAGMA table_info(oncely_schema_migrations)").all() as { name: string }[];
+  if (columns.length === 0 || columns.some((c) => c.name === "name")) return;
+  const recorded = sql.db
+    .prepare("SELECT version, applied_at FROM oncely_schema_migrations ORDER BY version")
+    .all() as {
+    version: number;
+    applied_at: number;
+  }[];
+  const unknown = recorded.filter((r) => !SHARED_NUMBERING.has(r.version)).map((r) => r.version);
+  if (unknown.length > 0) {
+    throw new TerminalError(
+      `this SQLite file records schema versions ${unknown.join(", ")}, which no version of oncely's SQLite ` +
+        "schema had: it was not made by oncely, or by a version this one cannot upgrade. Use a new file.",
+    );
+  }
+  sql.db.exec("DROP TABLE oncely_schema_migrations");
+  sql.db.exec(BOOKKEEPING);
+  const insert = sql.db.prepare("INSERT INTO oncely_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+  for (const r of recorded) {
+    const version = SHARED_NUMBERING.get(r.version) as number;
+    insert.run(version, migrations[version - 1]?.name, r.applied_at);
+  }
+}
+
 export function migrate(sql: Sql): void {
+  sql.db.transaction(() => renumber(sql)).immediate();
   // The bookkeeping table itself is the one object created with IF NOT EXISTS: it must exist
   // before anyone can ask which versions are applied.
-  sql.db.exec(
-    "CREATE TABLE IF NOT EXISTS oncely_schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
-  );
+  sql.db.exec(BOOKKEEPING);
   for (const migration of migrations) {
     sql.db
       .transaction(() => {
@@ -144,8 +189,8 @@ export function migrate(sql: Sql): void {
         sql.db.exec(migration.sql);
         // applied_at is audit only; it never takes part in a decision, so the wall clock is fine here.
         sql.db
-          .prepare("INSERT INTO oncely_schema_migrations (version, applied_at) VALUES (?, ?)")
-          .run(migration.version, Date.now());
+          .prepare("INSERT INTO oncely_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)")
+          .run(migration.version, migration.name, Date.now());
       })
       .immediate();
   }

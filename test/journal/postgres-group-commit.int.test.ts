@@ -349,52 +349,41 @@ describe.skipIf(!service.available)(
       }
     });
 
-    for (const [fn, from] of [
-      ["oncely_commit_json", 500],
-      ["oncely_commit_keyed", 510],
-      ["oncely_commit_packed", 520],
-    ] as const) {
-      it(`fails alone a commit of a batch whose JSON the server cannot hold as jsonb (a NUL byte); the others land (${fn})`, async () => {
-        // The client refuses such text before it leaves (storable-text.ts), so the batch is sent by
-        // hand: this is the server's own defence, the batch split as json when jsonb refuses it.
-        const t = tables(schema);
-        const [a, b, c] = [from + 1, from + 2, from + 3];
-        const texts = [a, b, c].map((n) => commitJson(encodeCommit(order(n)), fn === "oncely_commit_packed"));
-        texts[1] = (texts[1] as string).replace(`{"n":${b}}`, '{"n":"x\\u0000"}');
-        expect(texts[1]).toContain("\\u0000");
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        try {
-          const batch = `[${texts.join(",")}]`;
-          const { rows } =
-            fn === "oncely_commit_json"
-              ? await client.query(`SELECT ${t.commitJsonFunction}($1::text, $2) AS r`, [batch, t.channel])
-              : await client.query(
-                  `SELECT ${fn === "oncely_commit_keyed" ? t.commitKeyedFunction : t.commitPackedFunction}($1::text, $2::integer[], $3) AS r`,
-                  [batch, [], t.channel],
-                );
-          const parsed = JSON.parse(rows[0].r as string) as
-            | Record<string, unknown>[]
-            | { results: Record<string, unknown>[] };
-          const answers = Array.isArray(parsed) ? parsed : parsed.results;
-          expect(answers).toHaveLength(3);
-          expect(answers[0]).toMatchObject({ version: 1 });
-          expect(answers[1]).toMatchObject({ code: "22P05" });
-          expect(answers[2]).toMatchObject({ version: 1 });
-        } finally {
-          await client.end();
-        }
-        const journal = postgresJournal({ connectionString: PG_URL, schema });
-        try {
-          expect(await journal.streamVersion(`order/${a}`)).toBe(1);
-          expect(await journal.streamVersion(`order/${b}`)).toBe(0);
-          expect(await journal.getInbox(`order/${b}`, `place-${b}`)).toBeUndefined();
-          expect(await journal.getOutbox(`charge-${b}`)).toBeUndefined();
-          expect(await journal.streamVersion(`order/${c}`)).toBe(1);
-        } finally {
-          await journal.close();
-        }
-      });
-    }
+    it("fails alone a commit of a batch whose JSON the server cannot hold as jsonb (a NUL byte); the others land", async () => {
+      // The client refuses such text before it leaves (storable-text.ts), so the batch is sent by
+      // hand: this is the server's own defence, the batch split as json when jsonb refuses it.
+      const t = tables(schema);
+      const [a, b, c] = [521, 522, 523];
+      const texts = [a, b, c].map((n) => commitJson(encodeCommit(order(n)), true));
+      texts[1] = (texts[1] as string).replace(`{"n":${b}}`, '{"n":"x\\u0000"}');
+      expect(texts[1]).toContain("\\u0000");
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        const batch = `[${texts.join(",")}]`;
+        const { rows } = await client.query(`SELECT ${t.commitPackedFunction}($1::text, $2::integer[], $3) AS r`, [
+          batch,
+          [],
+          t.channel,
+        ]);
+        const answers = (JSON.parse(rows[0].r as string) as { results: Record<string, unknown>[] }).results;
+        expect(answers).toHaveLength(3);
+        expect(answers[0]).toMatchObject({ version: 1 });
+        expect(answers[1]).toMatchObject({ code: "22P05" });
+        expect(answers[2]).toMatchObject({ version: 1 });
+      } finally {
+        await client.end();
+      }
+      const journal = postgresJournal({ connectionString: PG_URL, schema });
+      try {
+        expect(await journal.streamVersion(`order/${a}`)).toBe(1);
+        expect(await journal.streamVersion(`order/${b}`)).toBe(0);
+        expect(await journal.getInbox(`order/${b}`, `place-${b}`)).toBeUndefined();
+        expect(await journal.getOutbox(`charge-${b}`)).toBeUndefined();
+        expect(await journal.streamVersion(`order/${c}`)).toBe(1);
+      } finally {
+        await journal.close();
+      }
+    });
   },
 );

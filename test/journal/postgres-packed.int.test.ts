@@ -100,8 +100,9 @@ describe.skipIf(!service.available)(
         try {
           await journal.migrate();
           const encoded = encodeCommit(everything(rare));
+          const unpack = `${tables(schema).qschema}.oncely_unpack`;
           const { rows } = await client.query(
-            `SELECT ${tables(schema).unpackFunction}($1::jsonb) = $2::jsonb AS same, ${tables(schema).unpackFunction}($3::jsonb) = $3::jsonb AS update_kept`,
+            `SELECT ${unpack}($1::jsonb) = $2::jsonb AS same, ${unpack}($3::jsonb) = $3::jsonb AS update_kept`,
             [commitJson(encoded, true), commitJson(encoded), '{"update": {"id": "x", "owner": null}}'],
           );
           expect(rows[0]).toEqual({ same: true, update_kept: true });

@@ -2,7 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 import { typescriptBlocks } from "./readme-blocks.js";
 
 /**
@@ -88,12 +90,20 @@ beforeAll(() => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const postgres = await probePostgres();
+/** The PostgreSQL schema's files in the repository, as the package must ship them. */
+const schemaFiles = readdirSync(join(repo, "src/postgres/schema"), { recursive: true, encoding: "utf8" }).filter((f) =>
+  f.endsWith(".sql"),
+);
+
 describe("the packed package in a fresh project", () => {
   it("ships dist/, README.md, LICENSE and package.json only, and no published file imports vitest", () => {
     const files = run("tar", ["-tzf", tarball]).trim().split("\n");
     const outside = files.filter((f) => !/^package\/(dist\/.+|README\.md|LICENSE|package\.json)$/.test(f));
     expect(outside).toEqual([]);
     expect(files).toContain("package/dist/cli/main.js");
+    expect(schemaFiles.length).toBeGreaterThan(0);
+    for (const f of schemaFiles) expect(files).toContain(`package/dist/postgres/schema/${f}`);
     const dist = join(dir, "node_modules/oncely/dist");
     const importsVitest = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter(
       (f) =>
@@ -141,4 +151,50 @@ describe("the packed package in a fresh project", () => {
     );
     expect(message("oncely/sqlite")).toBe("loaded");
   });
+
+  it.skipIf(!postgres.available)(
+    `migrates a fresh PostgreSQL schema from the files it ships, and commits${postgres.available ? "" : ` (skipped: ${postgres.reason})`}`,
+    async () => {
+      const { schema, drop } = await freshPgSchema("packed_package");
+      try {
+        // pg is not installed in this project (the test above needs it absent): oncely's driver loader
+        // resolves it as a CommonJS require, which NODE_PATH reaches, from this repository.
+        writeFileSync(
+          join(dir, "migrate-postgres.mjs"),
+          [
+            'import { postgresJournal } from "oncely/postgres";',
+            "const [url, schema] = process.argv.slice(2);",
+            "const journal = postgresJournal({ connectionString: url, schema });",
+            "await journal.migrate();",
+            'const events = [{ eventId: "e-1", type: "Placed", data: {} }];',
+            'const result = await journal.commit({ stream: "order/1", expectedVersion: 0, events, now: 1 });',
+            "await journal.close();",
+            "console.log(result.version);",
+          ].join("\n"),
+        );
+        const out = execFileSync(process.execPath, ["migrate-postgres.mjs", PG_URL, schema], {
+          cwd: dir,
+          encoding: "utf8",
+          env: { ...process.env, NODE_PATH: join(repo, "node_modules") },
+        });
+        expect(out.trim()).toBe("1");
+        const client = new pg.Client({ connectionString: PG_URL });
+        await client.connect();
+        const { rows } = await client
+          .query(
+            "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1",
+            [schema],
+          )
+          .finally(() => client.end());
+        const shipped = schemaFiles
+          .map((f) => f.split("/").pop() as string)
+          .filter((f) => f.startsWith("oncely_"))
+          .map((f) => f.replace(/\.sql$/, ""))
+          .sort();
+        expect(rows.map((r) => r.proname)).toEqual(shipped);
+      } finally {
+        await drop();
+      }
+    },
+  );
 });
