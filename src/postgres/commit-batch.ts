@@ -127,15 +127,14 @@ export function commitJson(c: EncodedCommit, packed = false): string {
           field("outcome_of", c.inbox.outcomeOf === undefined ? undefined : str(c.inbox.outcomeOf)),
         ),
     ),
-    field(
-      "checkpoint",
-      c.checkpoints[0] &&
-        obj(
-          field("consumer", str(c.checkpoints[0].consumer)),
-          field("source", str(c.checkpoints[0].source)),
-          field("version", num(c.checkpoints[0].version)),
-          field("expected", c.checkpoints[0].expected === undefined ? undefined : num(c.checkpoints[0].expected)),
-        ),
+    // Left out when empty: the set path takes only commits without checkpoints.
+    rare("checkpoints", c.checkpoints, (checkpoint) =>
+      obj(
+        field("consumer", str(checkpoint.consumer)),
+        field("source", str(checkpoint.source)),
+        field("version", num(checkpoint.version)),
+        field("expected", checkpoint.expected === undefined ? undefined : num(checkpoint.expected)),
+      ),
     ),
     field(
       "outbox",
@@ -224,6 +223,8 @@ interface FunctionResult {
   inserted?: [string, number | string][];
   conflict?: number;
   checkpoint?: number;
+  /** Which of the commit's checkpoints refused it (its index). */
+  at?: number;
   duplicate?: boolean;
   invalid?: string;
   reused?: string;
@@ -327,8 +328,9 @@ function outcomeOf(
     return { error: new VersionConflictError(stream, c.expectedVersion ?? r.conflict, r.conflict) };
   }
   if (r.duplicate && c.inbox) return { error: new DuplicateMessageError(c.inbox.consumer, c.inbox.messageId) };
-  if (r.checkpoint !== undefined && c.checkpoints[0]) {
-    const { consumer, source, expected } = c.checkpoints[0];
+  const refusedBy = r.checkpoint === undefined ? undefined : c.checkpoints[r.at ?? 0];
+  if (r.checkpoint !== undefined && refusedBy) {
+    const { consumer, source, expected } = refusedBy;
     return { error: new CheckpointConflictError(consumer, source, expected ?? 0, r.checkpoint) };
   }
   if (r.reused !== undefined) return { error: reusedKeyError(c, r.reused, r.held) };

@@ -21,7 +21,7 @@
 -- same batches as the commits.
 --
 -- Results, one JSON text per commit: {"version", "inserted": [[id, seq]...]} or {"conflict": actual}
--- or {"checkpoint": actual} or {"duplicate": true} or {"reused": id, "held": {...}} or {"invalid":
+-- or {"checkpoint": actual, "at": index} or {"duplicate": true} or {"reused": id, "held": {...}} or {"invalid":
 -- message} or {"retry": message} or {"error": message, "code": sqlstate}. OC001 is this function's
 -- own SQLSTATE: its message is the commit's answer. A NOTIFY on `channel` is sent (delivered at
 -- COMMIT) only when some commit inserted a row that was not handed over (not inserted leased).
@@ -43,6 +43,7 @@ DECLARE
   v_unleased bigint;
   v_notify boolean := false;
   v_cp jsonb;
+  v_i integer;
   v_moved integer;
   v_actual integer;
   v_doc jsonb;
@@ -122,10 +123,12 @@ BEGIN
             VALUES (c#>>'{inbox,consumer}', c#>>'{inbox,message_id}', c#>'{inbox,reply}', v_now);
           END IF;
         END IF;
-        -- The checkpoint guard: no `expected`, the checkpoint is set; `expected` 0, it is created (or
-        -- moved from 0); otherwise it moves only from `expected`. Not moved: {"checkpoint": actual}.
-        v_cp := c->'checkpoint';
-        IF v_cp IS NOT NULL THEN
+        -- The checkpoint guards, each in turn: no `expected`, the checkpoint is set; `expected` 0, it
+        -- is created (or moved from 0); otherwise it moves only from `expected`. One not moved refuses
+        -- the commit (its subtransaction undoes the others): {"checkpoint": actual, "at": its index}.
+        FOR v_i IN 0 .. coalesce(jsonb_array_length(c->'checkpoints'), 0) - 1 LOOP
+          v_cp := c->'checkpoints'->v_i;
+          v_moved := 1;
           IF v_cp->'expected' IS NULL THEN
             INSERT INTO ${schema}.checkpoints (consumer, source, version, updated_at)
             VALUES (v_cp->>'consumer', v_cp->>'source', (v_cp->>'version')::integer, v_now)
@@ -146,9 +149,10 @@ BEGIN
             -- A concurrent writer of the same checkpoint held its row lock; we waited and re-checked.
             SELECT coalesce(max(k.version), 0) INTO v_actual FROM ${schema}.checkpoints k
             WHERE k.consumer = v_cp->>'consumer' AND k.source = v_cp->>'source';
-            RAISE EXCEPTION USING ERRCODE = 'OC001', MESSAGE = jsonb_build_object('checkpoint', v_actual)::text;
+            RAISE EXCEPTION USING ERRCODE = 'OC001',
+              MESSAGE = jsonb_build_object('checkpoint', v_actual, 'at', v_i)::text;
           END IF;
-        END IF;
+        END LOOP;
         -- Each part only when the commit has it: an empty statement still costs its execution.
         v_inserted := '[]'::jsonb;
         v_unleased := 0;

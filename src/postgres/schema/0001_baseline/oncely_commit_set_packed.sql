@@ -104,7 +104,7 @@ BEGIN
         CASE WHEN c.taken THEN (SELECT coalesce(max(e.version), 0) FROM ${schema}.events e WHERE e.stream = c.j->>'stream') END AS cur
       FROM (
         SELECT u.ord::integer AS ord, u.j, u.j ? 'update' AS is_update, u.ord = ANY (v_later) AS is_later,
-          coalesce(NOT u.j ? 'update' AND u.j->>'stream' IS NOT NULL AND u.j->'checkpoint' IS NULL
+          coalesce(NOT u.j ? 'update' AND u.j->>'stream' IS NOT NULL AND u.j->'checkpoints' IS NULL
             AND coalesce(jsonb_array_length(u.j->'park'), 0) = 0 AND coalesce(jsonb_array_length(u.j->'unpark'), 0) = 0
             AND coalesce(jsonb_array_length(u.j->'dead'), 0) = 0 AND coalesce(jsonb_array_length(u.j->'docs'), 0) = 0
             AND NOT u.ord = ANY (v_later), false) AS taken
