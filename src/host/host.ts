@@ -4,7 +4,7 @@ import type { AnyActor } from "../core/actor.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
-import type { Logger } from "../core/logger.js";
+import { type Logger, silentLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
@@ -79,10 +79,11 @@ export class Host {
   private readonly signal: CommitSignal;
   private readonly awaiter: Awaiter;
   private readonly clock: Clock;
+  private readonly logger: Logger;
   private readonly transports: TrackedTransport[] = [];
   private readonly subscriptions: { consumer: Consumer; transport: TrackedTransport; options: HostConsumer }[] = [];
   private readonly stopping = new AbortController();
-  private running: Subscription[] | undefined;
+  private running: { consumer: Consumer; subscription: Subscription }[] | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(options: HostOptions) {
@@ -92,6 +93,7 @@ export class Host {
     const ids = options.ids ?? randomIds;
     this.name = options.name ?? `host-${ids.next()}`;
     this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
     this.signal = new CommitSignal(options.journal);
     this.journal = this.signal.journal;
     const shared = {
@@ -144,7 +146,7 @@ export class Host {
         subjects: options.subjects,
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       };
-      this.running.push(await consumer.subscribe(transport, subscribe));
+      this.running.push({ consumer, subscription: await consumer.subscribe(transport, subscribe) });
     }
   }
 
@@ -157,7 +159,7 @@ export class Host {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping.abort();
-      await Promise.all((this.running ?? []).map((subscription) => subscription.stop()));
+      await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
       await this.dispatcher.stop();
       await this.relay?.stop();
       this.runtime.close();
@@ -186,22 +188,86 @@ export class Host {
   }
 
   /**
-   * Resolve when nothing is left to do now: no due outbox row (effect, lookup, message, and
-   * unpublished event when this host has a relay; leased rows are in flight) and no delivery in
-   * a consumer's hands (a message still in the broker is not seen). Durable
-   * timers and lookups due later, and the reconciliation queue, are not waited for. Rejects
-   * with `WaitTimeoutError` listing what remained. Reads the whole due outbox on each look:
-   * meant for shutdown and tests, not a hot path.
+   * Resolve when nothing is left to do now, as one look finds it with no commit of this process
+   * landing meanwhile:
+   * - no due outbox row (effect, lookup, message, and unpublished event when this host has a
+   *   relay; leased rows are in flight);
+   * - every consumer of the host (once started) has reached the end of its transport's log: no
+   *   message left for its subscription (`Subscription.pending`: not yet delivered, in a
+   *   handler's hands, waiting for a handler slot or for a redelivery);
+   * - no parked message of a started sequenced consumer is releasable (its predecessor applied:
+   *   left by a crash between an apply and its release); drain releases those itself, as a gap
+   *   check would.
+   * A message parked behind a real gap is not waited for (the gap check alerts on it), nor are
+   * durable timers and lookups due later, or the reconciliation queue. Rejects with
+   * `WaitTimeoutError` listing what remained. Reads the whole due outbox, the parked messages
+   * and each subscription's backlog on each look: meant for shutdown and tests, not a hot path.
    */
   drain(options: WaitOptions = {}): Promise<void> {
     return this.awaiter.until("drain", "all", options, async () => {
-      const now = this.clock.now();
-      const rows = await this.journal.listOutbox({ status: ["pending", "resolving"] });
-      const due = rows.filter((row) => row.notBefore <= now && (row.category !== "event" || this.relay));
-      const delivering = this.transports.reduce((sum, transport) => sum + transport.inFlight, 0);
-      if (due.length === 0 && delivering === 0) return { done: true, value: undefined };
-      return { done: false, detail: remaining(due, delivering) };
+      // Work flows from the outbox to the transports to the consumers, and is looked at in that
+      // order; a handler's commit may start new work upstream (a process manager's command), so
+      // a look during which any commit of this process landed proves nothing.
+      let moved = false;
+      const stopWatching = this.signal.watchAll(() => {
+        moved = true;
+      });
+      try {
+        const now = this.clock.now();
+        const rows = await this.journal.listOutbox({ status: ["pending", "resolving"] });
+        const due = rows.filter((row) => row.notBefore <= now && (row.category !== "event" || this.relay));
+        const delivering = this.transports.reduce((sum, transport) => sum + transport.inFlight, 0);
+        const left = await Promise.all(
+          (this.running ?? []).map(async ({ consumer, subscription }) => ({
+            consumer: consumer.name,
+            pending: await subscription.pending(),
+          })),
+        );
+        const released = await Promise.all((this.running ?? []).map(({ consumer }) => this.releaseParked(consumer)));
+        const state: Remaining = {
+          due,
+          delivering,
+          left: left.filter((l) => l.pending > 0),
+          released: released.filter((r) => r.count > 0 || r.error),
+          moved,
+        };
+        const idle =
+          due.length === 0 && delivering === 0 && state.left.length === 0 && state.released.length === 0 && !moved;
+        return idle ? { done: true, value: undefined } : { done: false, detail: remaining(state) };
+      } finally {
+        stopWatching();
+      }
     });
+  }
+
+  /**
+   * Release what a sequenced consumer has parked behind a version already applied (or at or
+   * below it: stale). Normally the apply itself releases its successors; a crash between the two
+   * leaves them, until a gap check or this.
+   */
+  private async releaseParked(consumer: Consumer): Promise<{ consumer: string; count: number; error?: string }> {
+    if (consumer.mode !== "sequenced") return { consumer: consumer.name, count: 0 };
+    const parked = await this.journal.listParked(consumer.name);
+    const checkpoints = new Map<string, number>();
+    const sources = new Set<string>();
+    let count = 0;
+    for (const row of parked) {
+      let checkpoint = checkpoints.get(row.source);
+      if (checkpoint === undefined) {
+        checkpoint = await this.journal.getCheckpoint(consumer.name, row.source);
+        checkpoints.set(row.source, checkpoint);
+      }
+      if (row.version > checkpoint + 1) continue;
+      sources.add(row.source);
+      count++;
+    }
+    try {
+      for (const source of sources) await consumer.release(source);
+      return { consumer: consumer.name, count };
+    } catch (error) {
+      this.logger.warn({ consumer: consumer.name, err: error }, "drain could not release parked messages");
+      return { consumer: consumer.name, count, error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   /** One tracked wrapper per transport, however many consumers share it. */
@@ -214,14 +280,32 @@ export class Host {
   }
 }
 
-function remaining(due: OutboxRow[], delivering: number): string {
+/** What one look of `drain` found left. */
+interface Remaining {
+  due: OutboxRow[];
+  delivering: number;
+  left: { consumer: string; pending: number }[];
+  released: { consumer: string; count: number; error?: string }[];
+  moved: boolean;
+}
+
+function remaining({ due, delivering, left, released, moved }: Remaining): string {
   const shown = due
     .slice(0, 5)
     .map((row) => `${row.category} ${row.kind} ${row.id} (${row.status}${row.lastError ? `: ${row.lastError}` : ""})`);
   const more = due.length > shown.length ? `, and ${due.length - shown.length} more` : "";
-  const rows = due.length > 0 ? `${due.length} due outbox row(s): ${shown.join("; ")}${more}` : "";
-  const deliveries = delivering > 0 ? `${delivering} delivery(ies) in flight` : "";
-  return [rows, deliveries].filter(Boolean).join("; ");
+  return [
+    due.length > 0 ? `${due.length} due outbox row(s): ${shown.join("; ")}${more}` : "",
+    delivering > 0 ? `${delivering} delivery(ies) in flight` : "",
+    ...left.map((l) => `consumer ${l.consumer}: ${l.pending} message(s) left in its transport`),
+    ...released.map(
+      (r) =>
+        `consumer ${r.consumer}: ${r.count} releasable parked message(s)${r.error ? ` (release failed: ${r.error})` : ", released"}`,
+    ),
+    moved ? "commits landed during the look" : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
 }
 
 /** Build a host from one description; see `Host`. */
