@@ -10,6 +10,7 @@ import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
 import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
+import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
@@ -48,7 +49,11 @@ export interface HostOptions {
   random?: Random;
   faults?: Faults;
   logger?: Logger;
-  /** Where the dispatcher's metrics go. */
+  /**
+   * Where the metrics of every component go: the runtime's, the dispatcher's, the relay's and the
+   * consumers' (a relay or consumer given its own `metrics` keeps them). When absent, each
+   * component keeps its metrics in a private registry.
+   */
   registry?: Registry;
 }
 
@@ -96,6 +101,7 @@ export class Host {
     this.logger = options.logger ?? silentLogger;
     this.signal = new CommitSignal(options.journal);
     this.journal = this.signal.journal;
+    const registry = options.registry === undefined ? {} : { registry: options.registry };
     const shared = {
       journal: this.journal,
       clock: this.clock,
@@ -103,16 +109,18 @@ export class Host {
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     };
-    this.runtime = new Runtime({ ...options.runtime, ...shared, ids, actors: options.actors });
+    // Messaging metrics are one set per registry, shared by the relay and every consumer.
+    const messaging = options.registry === undefined ? {} : { metrics: messagingMetrics(options.registry) };
+    this.runtime = new Runtime({ ...options.runtime, ...shared, ...registry, ids, actors: options.actors });
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
-      ...(options.registry === undefined ? {} : { registry: options.registry }),
+      ...registry,
       runtime: this.runtime,
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
-    this.relay = options.relay && new Relay({ ...options.relay, ...shared, owner: `${this.name}/relay` });
+    this.relay = options.relay && new Relay({ ...messaging, ...options.relay, ...shared, owner: `${this.name}/relay` });
     const consumers: Consumer[] = [];
     for (const consumer of options.consumers ?? []) {
       const transport = consumer.transport ?? options.relay?.transport;
@@ -121,7 +129,7 @@ export class Host {
           `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
         );
       }
-      const built = new Consumer({ ...consumer, ...shared, ids, runtime: this.runtime });
+      const built = new Consumer({ ...messaging, ...consumer, ...shared, ids, runtime: this.runtime });
       consumers.push(built);
       this.subscriptions.push({ consumer: built, transport: this.track(transport), options: consumer });
     }
