@@ -1,4 +1,5 @@
 import type { Registry } from "prom-client";
+import { HOST_DEFAULTS, positiveMs } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { AnyActor } from "../core/actor.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock } from "../core/clock.js";
@@ -15,6 +16,7 @@ import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
+import { GapWatch } from "./gap-watch.js";
 import { TrackedTransport } from "./tracked-transport.js";
 
 /** What every component of a host shares; given once, passed to each. */
@@ -27,6 +29,11 @@ export type HostConsumer = Omit<ConsumerOptions, Shared | "runtime"> & {
   concurrency?: number;
   /** Where it subscribes; the relay's transport when absent. */
   transport?: Transport;
+  /**
+   * Sequenced: how often the host checks this consumer's gaps (see `HostOptions.gapCheckEveryMs`,
+   * whose value it overrides); `false`: never, the application calls `checkGaps()` itself.
+   */
+  gapCheckEveryMs?: number | false;
 };
 
 export interface HostOptions {
@@ -44,6 +51,13 @@ export interface HostOptions {
   /** Publish integration events from the outbox to `transport`; no relay when absent. */
   relay?: Omit<RelayOptions, Shared | "owner">;
   consumers?: HostConsumer[];
+  /**
+   * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
+   * (clock time; default `HOST_DEFAULTS.gapCheckEveryMs`): a gap open past the consumer's
+   * `gapTimeoutMs` is then alerted, and its reconciliation hook run, with no call from the
+   * application. `false`: never (the application calls `consumer.checkGaps()` itself).
+   */
+  gapCheckEveryMs?: number | false;
   clock?: Clock;
   ids?: IdGenerator;
   random?: Random;
@@ -86,9 +100,16 @@ export class Host {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly transports: TrackedTransport[] = [];
-  private readonly subscriptions: { consumer: Consumer; transport: TrackedTransport; options: HostConsumer }[] = [];
+  private readonly subscriptions: {
+    consumer: Consumer;
+    transport: TrackedTransport;
+    options: HostConsumer;
+    /** Sequenced and watched: the gap check interval. */
+    gapCheckEveryMs: number | undefined;
+  }[] = [];
   private readonly stopping = new AbortController();
   private running: { consumer: Consumer; subscription: Subscription }[] | undefined;
+  private readonly gapWatches: GapWatch[] = [];
   private stopped: Promise<void> | undefined;
 
   constructor(options: HostOptions) {
@@ -121,6 +142,8 @@ export class Host {
       handlers: options.handlers ?? [],
     });
     this.relay = options.relay && new Relay({ ...messaging, ...options.relay, ...shared, owner: `${this.name}/relay` });
+    const hostEvery = options.gapCheckEveryMs ?? HOST_DEFAULTS.gapCheckEveryMs;
+    if (hostEvery !== false) positiveMs("createHost gapCheckEveryMs", hostEvery);
     const consumers: Consumer[] = [];
     for (const consumer of options.consumers ?? []) {
       const transport = consumer.transport ?? options.relay?.transport;
@@ -131,7 +154,12 @@ export class Host {
       }
       const built = new Consumer({ ...messaging, ...consumer, ...shared, ids, runtime: this.runtime });
       consumers.push(built);
-      this.subscriptions.push({ consumer: built, transport: this.track(transport), options: consumer });
+      this.subscriptions.push({
+        consumer: built,
+        transport: this.track(transport),
+        options: consumer,
+        gapCheckEveryMs: gapCheckEvery(built, consumer.gapCheckEveryMs, hostEvery),
+      });
     }
     this.consumers = consumers;
     this.awaiter = new Awaiter({
@@ -142,31 +170,36 @@ export class Host {
     });
   }
 
-  /** Start the dispatcher, the relay, and every consumer's subscription. */
+  /** Start the dispatcher, the relay, every consumer's subscription, and the gap checks of the sequenced ones. */
   async start(): Promise<void> {
     if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
     if (this.running) return;
     this.running = [];
     this.dispatcher.start();
     this.relay?.start();
-    for (const { consumer, transport, options } of this.subscriptions) {
+    for (const { consumer, transport, options, gapCheckEveryMs } of this.subscriptions) {
       const subscribe = {
         subjects: options.subjects,
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       };
       this.running.push({ consumer, subscription: await consumer.subscribe(transport, subscribe) });
+      if (gapCheckEveryMs !== undefined) {
+        this.gapWatches.push(new GapWatch(consumer, gapCheckEveryMs, this.clock, this.logger));
+      }
     }
   }
 
   /**
-   * Stop everything, in the order that loses nothing: waits reject; consumers stop taking
-   * messages and finish the ones in hand; the dispatcher stops claiming and lets running
-   * handlers settle; the relay stops; the runtime closes. Unfinished work stays in the journal
-   * and the broker for the next start (of this host or another). Safe to call twice.
+   * Stop everything, in the order that loses nothing: waits reject; gap checks stop (one in
+   * progress finishes); consumers stop taking messages and finish the ones in hand; the
+   * dispatcher stops claiming and lets running handlers settle; the relay stops; the runtime
+   * closes. Unfinished work stays in the journal and the broker for the next start (of this host
+   * or another). Safe to call twice.
    */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping.abort();
+      await Promise.all(this.gapWatches.map((watch) => watch.stop()));
       await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
       await this.dispatcher.stop();
       await this.relay?.stop();
@@ -286,6 +319,20 @@ export class Host {
     this.transports.push(tracked);
     return tracked;
   }
+}
+
+/** The gap check interval of a consumer: its own, else the host's; none for a facts consumer or when opted out. */
+function gapCheckEvery(consumer: Consumer, own: number | false | undefined, host: number | false): number | undefined {
+  if (typeof own === "number") {
+    if (consumer.mode !== "sequenced") {
+      throw new InvalidInputError(
+        `consumer "${consumer.name}" is not sequenced: it has no gaps to check (gapCheckEveryMs ${own})`,
+      );
+    }
+    return positiveMs(`consumer "${consumer.name}" gapCheckEveryMs`, own);
+  }
+  if (consumer.mode !== "sequenced" || own === false || host === false) return undefined;
+  return host;
 }
 
 /** What one look of `drain` found left. */

@@ -73,6 +73,7 @@ describe("drain on SQLite, journal transport, sequenced", () => {
           mode: "sequenced",
           subjects: ["oncely.>"],
           transport,
+          gapCheckEveryMs: false,
         },
       ],
     });
