@@ -1,5 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { createHost, type GapAlert, InProcessTransport, InvalidInputError } from "../../src/index.js";
+import {
+  createHost,
+  type GapAlert,
+  InProcessTransport,
+  InvalidInputError,
+  type ReconcileHook,
+} from "../../src/index.js";
 import { memoryJournal, SimulatedClock } from "../../src/testing/index.js";
 import { paidView } from "./fixtures/checkout.js";
 import { tick, ticker, ticksView } from "./fixtures/ticks.js";
@@ -7,7 +13,7 @@ import { tick, ticker, ticksView } from "./fixtures/ticks.js";
 const GAP_TIMEOUT_MS = 60_000;
 
 /** A host with one sequenced consumer on an in-process transport, all on a simulated clock. */
-function hostWith(options: { host?: number | false; consumer?: number | false } = {}) {
+function hostWith(options: { host?: number | false; consumer?: number | false; reconcile?: ReconcileHook } = {}) {
   const clock = new SimulatedClock();
   const journal = memoryJournal();
   const transport = new InProcessTransport({ clock });
@@ -25,6 +31,7 @@ function hostWith(options: { host?: number | false; consumer?: number | false } 
         subjects: ["oncely.>"],
         transport,
         ...(options.consumer === undefined ? {} : { gapCheckEveryMs: options.consumer }),
+        ...(options.reconcile === undefined ? {} : { reconcile: options.reconcile }),
       },
     ],
   });
@@ -73,6 +80,34 @@ describe("the host watches the gaps of its sequenced consumers", () => {
     await settle();
     expect(await fx.consumer.listGapAlerts()).toEqual([]);
     expect(await fx.consumer.checkGaps()).toHaveLength(1); // it was there to be seen
+  });
+
+  it("stop waits for a gap check in progress, whose hook may still hand events to the consumer", async () => {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let hooked = false;
+    const fx = hostWith({
+      reconcile: async () => {
+        hooked = true;
+        await gate;
+        return { action: "wait" };
+      },
+    });
+    await fx.host.start();
+    await openGap(fx);
+    fx.clock.advance(GAP_TIMEOUT_MS);
+    await vi.waitFor(() => expect(hooked).toBe(true));
+    let stopped = false;
+    const stopping = fx.host.stop().then(() => {
+      stopped = true;
+    });
+    await settle();
+    expect(stopped).toBe(false);
+    open();
+    await stopping;
+    expect((await fx.consumer.listGapAlerts())[0]?.status).toBe("waiting");
   });
 
   it("does not watch when told not to, host-wide or per consumer; a consumer's own interval wins", async () => {
