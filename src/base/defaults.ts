@@ -108,3 +108,11 @@ export const JOURNAL_TRANSPORT_DEFAULTS = {
   retryBaseMs: 100,
   retryMaxMs: 10_000,
 } as const;
+
+export const HOST_DEFAULTS = {
+  /**
+   * How often a host looks for gaps of each sequenced consumer (clock time): a gap open past its
+   * timeout is alerted at most this long after. One read of the consumer's parked messages a look.
+   */
+  gapCheckEveryMs: 5_000,
+} as const;

@@ -1,19 +1,22 @@
 import type { Registry } from "prom-client";
+import { HOST_DEFAULTS, positiveMs } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { AnyActor } from "../core/actor.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
-import type { Logger } from "../core/logger.js";
+import { type Logger, silentLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
 import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
+import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
+import { GapWatch } from "./gap-watch.js";
 import { TrackedTransport } from "./tracked-transport.js";
 
 /** What every component of a host shares; given once, passed to each. */
@@ -26,6 +29,11 @@ export type HostConsumer = Omit<ConsumerOptions, Shared | "runtime"> & {
   concurrency?: number;
   /** Where it subscribes; the relay's transport when absent. */
   transport?: Transport;
+  /**
+   * Sequenced: how often the host checks this consumer's gaps (see `HostOptions.gapCheckEveryMs`,
+   * whose value it overrides); `false`: never, the application calls `checkGaps()` itself.
+   */
+  gapCheckEveryMs?: number | false;
 };
 
 export interface HostOptions {
@@ -43,12 +51,23 @@ export interface HostOptions {
   /** Publish integration events from the outbox to `transport`; no relay when absent. */
   relay?: Omit<RelayOptions, Shared | "owner">;
   consumers?: HostConsumer[];
+  /**
+   * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
+   * (clock time; default `HOST_DEFAULTS.gapCheckEveryMs`): a gap open past the consumer's
+   * `gapTimeoutMs` is then alerted, and its reconciliation hook run, with no call from the
+   * application. `false`: never (the application calls `consumer.checkGaps()` itself).
+   */
+  gapCheckEveryMs?: number | false;
   clock?: Clock;
   ids?: IdGenerator;
   random?: Random;
   faults?: Faults;
   logger?: Logger;
-  /** Where the dispatcher's metrics go. */
+  /**
+   * Where the metrics of every component go: the runtime's, the dispatcher's, the relay's and the
+   * consumers' (a relay or consumer given its own `metrics` keeps them). When absent, each
+   * component keeps its metrics in a private registry.
+   */
   registry?: Registry;
 }
 
@@ -79,10 +98,18 @@ export class Host {
   private readonly signal: CommitSignal;
   private readonly awaiter: Awaiter;
   private readonly clock: Clock;
+  private readonly logger: Logger;
   private readonly transports: TrackedTransport[] = [];
-  private readonly subscriptions: { consumer: Consumer; transport: TrackedTransport; options: HostConsumer }[] = [];
+  private readonly subscriptions: {
+    consumer: Consumer;
+    transport: TrackedTransport;
+    options: HostConsumer;
+    /** Sequenced and watched: the gap check interval. */
+    gapCheckEveryMs: number | undefined;
+  }[] = [];
   private readonly stopping = new AbortController();
-  private running: Subscription[] | undefined;
+  private running: { consumer: Consumer; subscription: Subscription }[] | undefined;
+  private readonly gapWatches: GapWatch[] = [];
   private stopped: Promise<void> | undefined;
 
   constructor(options: HostOptions) {
@@ -92,8 +119,10 @@ export class Host {
     const ids = options.ids ?? randomIds;
     this.name = options.name ?? `host-${ids.next()}`;
     this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
     this.signal = new CommitSignal(options.journal);
     this.journal = this.signal.journal;
+    const registry = options.registry === undefined ? {} : { registry: options.registry };
     const shared = {
       journal: this.journal,
       clock: this.clock,
@@ -101,16 +130,20 @@ export class Host {
       ...(options.faults === undefined ? {} : { faults: options.faults }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     };
-    this.runtime = new Runtime({ ...options.runtime, ...shared, ids, actors: options.actors });
+    // Messaging metrics are one set per registry, shared by the relay and every consumer.
+    const messaging = options.registry === undefined ? {} : { metrics: messagingMetrics(options.registry) };
+    this.runtime = new Runtime({ ...options.runtime, ...shared, ...registry, ids, actors: options.actors });
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
-      ...(options.registry === undefined ? {} : { registry: options.registry }),
+      ...registry,
       runtime: this.runtime,
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
-    this.relay = options.relay && new Relay({ ...options.relay, ...shared, owner: `${this.name}/relay` });
+    this.relay = options.relay && new Relay({ ...messaging, ...options.relay, ...shared, owner: `${this.name}/relay` });
+    const hostEvery = options.gapCheckEveryMs ?? HOST_DEFAULTS.gapCheckEveryMs;
+    if (hostEvery !== false) positiveMs("createHost gapCheckEveryMs", hostEvery);
     const consumers: Consumer[] = [];
     for (const consumer of options.consumers ?? []) {
       const transport = consumer.transport ?? options.relay?.transport;
@@ -119,9 +152,14 @@ export class Host {
           `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
         );
       }
-      const built = new Consumer({ ...consumer, ...shared, ids, runtime: this.runtime });
+      const built = new Consumer({ ...messaging, ...consumer, ...shared, ids, runtime: this.runtime });
       consumers.push(built);
-      this.subscriptions.push({ consumer: built, transport: this.track(transport), options: consumer });
+      this.subscriptions.push({
+        consumer: built,
+        transport: this.track(transport),
+        options: consumer,
+        gapCheckEveryMs: gapCheckEvery(built, consumer.gapCheckEveryMs, hostEvery),
+      });
     }
     this.consumers = consumers;
     this.awaiter = new Awaiter({
@@ -132,32 +170,37 @@ export class Host {
     });
   }
 
-  /** Start the dispatcher, the relay, and every consumer's subscription. */
+  /** Start the dispatcher, the relay, every consumer's subscription, and the gap checks of the sequenced ones. */
   async start(): Promise<void> {
     if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
     if (this.running) return;
     this.running = [];
     this.dispatcher.start();
     this.relay?.start();
-    for (const { consumer, transport, options } of this.subscriptions) {
+    for (const { consumer, transport, options, gapCheckEveryMs } of this.subscriptions) {
       const subscribe = {
         subjects: options.subjects,
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
       };
-      this.running.push(await consumer.subscribe(transport, subscribe));
+      this.running.push({ consumer, subscription: await consumer.subscribe(transport, subscribe) });
+      if (gapCheckEveryMs !== undefined) {
+        this.gapWatches.push(new GapWatch(consumer, gapCheckEveryMs, this.clock, this.logger));
+      }
     }
   }
 
   /**
-   * Stop everything, in the order that loses nothing: waits reject; consumers stop taking
-   * messages and finish the ones in hand; the dispatcher stops claiming and lets running
-   * handlers settle; the relay stops; the runtime closes. Unfinished work stays in the journal
-   * and the broker for the next start (of this host or another). Safe to call twice.
+   * Stop everything, in the order that loses nothing: waits reject; gap checks stop (one in
+   * progress finishes); consumers stop taking messages and finish the ones in hand; the
+   * dispatcher stops claiming and lets running handlers settle; the relay stops; the runtime
+   * closes. Unfinished work stays in the journal and the broker for the next start (of this host
+   * or another). Safe to call twice.
    */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping.abort();
-      await Promise.all((this.running ?? []).map((subscription) => subscription.stop()));
+      await Promise.all(this.gapWatches.map((watch) => watch.stop()));
+      await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
       await this.dispatcher.stop();
       await this.relay?.stop();
       this.runtime.close();
@@ -186,22 +229,86 @@ export class Host {
   }
 
   /**
-   * Resolve when nothing is left to do now: no due outbox row (effect, lookup, message, and
-   * unpublished event when this host has a relay; leased rows are in flight) and no delivery in
-   * a consumer's hands (a message still in the broker is not seen). Durable
-   * timers and lookups due later, and the reconciliation queue, are not waited for. Rejects
-   * with `WaitTimeoutError` listing what remained. Reads the whole due outbox on each look:
-   * meant for shutdown and tests, not a hot path.
+   * Resolve when nothing is left to do now, as one look finds it with no commit of this process
+   * landing meanwhile:
+   * - no due outbox row (effect, lookup, message, and unpublished event when this host has a
+   *   relay; leased rows are in flight);
+   * - every consumer of the host (once started) has reached the end of its transport's log: no
+   *   message left for its subscription (`Subscription.pending`: not yet delivered, in a
+   *   handler's hands, waiting for a handler slot or for a redelivery);
+   * - no parked message of a started sequenced consumer is releasable (its predecessor applied:
+   *   left by a crash between an apply and its release); drain releases those itself, as a gap
+   *   check would.
+   * A message parked behind a real gap is not waited for (the gap check alerts on it), nor are
+   * durable timers and lookups due later, or the reconciliation queue. Rejects with
+   * `WaitTimeoutError` listing what remained. Reads the whole due outbox, the parked messages
+   * and each subscription's backlog on each look: meant for shutdown and tests, not a hot path.
    */
   drain(options: WaitOptions = {}): Promise<void> {
     return this.awaiter.until("drain", "all", options, async () => {
-      const now = this.clock.now();
-      const rows = await this.journal.listOutbox({ status: ["pending", "resolving"] });
-      const due = rows.filter((row) => row.notBefore <= now && (row.category !== "event" || this.relay));
-      const delivering = this.transports.reduce((sum, transport) => sum + transport.inFlight, 0);
-      if (due.length === 0 && delivering === 0) return { done: true, value: undefined };
-      return { done: false, detail: remaining(due, delivering) };
+      // Work flows from the outbox to the transports to the consumers, and is looked at in that
+      // order; a handler's commit may start new work upstream (a process manager's command), so
+      // a look during which any commit of this process landed proves nothing.
+      let moved = false;
+      const stopWatching = this.signal.watchAll(() => {
+        moved = true;
+      });
+      try {
+        const now = this.clock.now();
+        const rows = await this.journal.listOutbox({ status: ["pending", "resolving"] });
+        const due = rows.filter((row) => row.notBefore <= now && (row.category !== "event" || this.relay));
+        const delivering = this.transports.reduce((sum, transport) => sum + transport.inFlight, 0);
+        const left = await Promise.all(
+          (this.running ?? []).map(async ({ consumer, subscription }) => ({
+            consumer: consumer.name,
+            pending: await subscription.pending(),
+          })),
+        );
+        const released = await Promise.all((this.running ?? []).map(({ consumer }) => this.releaseParked(consumer)));
+        const state: Remaining = {
+          due,
+          delivering,
+          left: left.filter((l) => l.pending > 0),
+          released: released.filter((r) => r.count > 0 || r.error),
+          moved,
+        };
+        const idle =
+          due.length === 0 && delivering === 0 && state.left.length === 0 && state.released.length === 0 && !moved;
+        return idle ? { done: true, value: undefined } : { done: false, detail: remaining(state) };
+      } finally {
+        stopWatching();
+      }
     });
+  }
+
+  /**
+   * Release what a sequenced consumer has parked behind a version already applied (or at or
+   * below it: stale). Normally the apply itself releases its successors; a crash between the two
+   * leaves them, until a gap check or this.
+   */
+  private async releaseParked(consumer: Consumer): Promise<{ consumer: string; count: number; error?: string }> {
+    if (consumer.mode !== "sequenced") return { consumer: consumer.name, count: 0 };
+    const parked = await this.journal.listParked(consumer.name);
+    const checkpoints = new Map<string, number>();
+    const sources = new Set<string>();
+    let count = 0;
+    for (const row of parked) {
+      let checkpoint = checkpoints.get(row.source);
+      if (checkpoint === undefined) {
+        checkpoint = await this.journal.getCheckpoint(consumer.name, row.source);
+        checkpoints.set(row.source, checkpoint);
+      }
+      if (row.version > checkpoint + 1) continue;
+      sources.add(row.source);
+      count++;
+    }
+    try {
+      for (const source of sources) await consumer.release(source);
+      return { consumer: consumer.name, count };
+    } catch (error) {
+      this.logger.warn({ consumer: consumer.name, err: error }, "drain could not release parked messages");
+      return { consumer: consumer.name, count, error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   /** One tracked wrapper per transport, however many consumers share it. */
@@ -214,14 +321,46 @@ export class Host {
   }
 }
 
-function remaining(due: OutboxRow[], delivering: number): string {
+/** The gap check interval of a consumer: its own, else the host's; none for a facts consumer or when opted out. */
+function gapCheckEvery(consumer: Consumer, own: number | false | undefined, host: number | false): number | undefined {
+  if (typeof own === "number") {
+    if (consumer.mode !== "sequenced") {
+      throw new InvalidInputError(
+        `consumer "${consumer.name}" is not sequenced: it has no gaps to check (gapCheckEveryMs ${own})`,
+      );
+    }
+    return positiveMs(`consumer "${consumer.name}" gapCheckEveryMs`, own);
+  }
+  if (consumer.mode !== "sequenced" || own === false || host === false) return undefined;
+  return host;
+}
+
+/** What one look of `drain` found left. */
+interface Remaining {
+  due: OutboxRow[];
+  delivering: number;
+  left: { consumer: string; pending: number }[];
+  released: { consumer: string; count: number; error?: string }[];
+  moved: boolean;
+}
+
+function remaining({ due, delivering, left, released, moved }: Remaining): string {
   const shown = due
     .slice(0, 5)
     .map((row) => `${row.category} ${row.kind} ${row.id} (${row.status}${row.lastError ? `: ${row.lastError}` : ""})`);
   const more = due.length > shown.length ? `, and ${due.length - shown.length} more` : "";
-  const rows = due.length > 0 ? `${due.length} due outbox row(s): ${shown.join("; ")}${more}` : "";
-  const deliveries = delivering > 0 ? `${delivering} delivery(ies) in flight` : "";
-  return [rows, deliveries].filter(Boolean).join("; ");
+  return [
+    due.length > 0 ? `${due.length} due outbox row(s): ${shown.join("; ")}${more}` : "",
+    delivering > 0 ? `${delivering} delivery(ies) in flight` : "",
+    ...left.map((l) => `consumer ${l.consumer}: ${l.pending} message(s) left in its transport`),
+    ...released.map(
+      (r) =>
+        `consumer ${r.consumer}: ${r.count} releasable parked message(s)${r.error ? ` (release failed: ${r.error})` : ", released"}`,
+    ),
+    moved ? "commits landed during the look" : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
 }
 
 /** Build a host from one description; see `Host`. */

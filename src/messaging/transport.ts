@@ -41,6 +41,14 @@ export interface SubscribeOptions {
 export interface Subscription {
   /** Stop taking new messages; waits for in-flight handlers. Unacked messages are redelivered later. */
   stop(): Promise<void>;
+  /**
+   * How many messages are left for this subscription now: in the transport's log past what it has
+   * read, and read but not settled (being handled, waiting for a handler slot, or waiting to be
+   * delivered again after a nak). 0 exactly when it has settled everything published so far; a
+   * transport that cannot count a long backlog cheaply may report a part of it (never 0 for it).
+   * One look at the broker or the journal per call: for `host.drain()` and tests, not a hot path.
+   */
+  pending(): Promise<number>;
 }
 
 /**

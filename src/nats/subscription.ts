@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "../core/logger.js";
 import {
@@ -12,6 +12,8 @@ import {
 export interface PullLoopOptions {
   nc: NatsConnection;
   js: JetStreamClient;
+  /** Asked for the durable's counts (`pending`). */
+  jsm: JetStreamManager;
   stream: string;
   durable: string;
   handler: DeliveryHandler;
@@ -127,6 +129,17 @@ export class PullLoop implements Subscription {
       // Connection gone: the server redelivers after ack_wait; the inbox makes that harmless.
       this.o.logger.warn({ durable: this.o.durable, err: error }, "could not settle message");
     }
+  }
+
+  /**
+   * The durable's messages not yet delivered (`num_pending`, those matching its filter) plus those
+   * delivered and not acknowledged (`num_ack_pending`: being handled, buffered in this client, or
+   * waiting for redelivery after a nak or a lost ack), as the server counts them now. An ack is
+   * sent without waiting for the server's answer, so a message just settled may count for a moment.
+   */
+  async pending(): Promise<number> {
+    const info = await this.o.jsm.consumers.info(this.o.stream, this.o.durable);
+    return info.num_pending + info.num_ack_pending;
   }
 
   async stop(): Promise<void> {

@@ -110,6 +110,7 @@ export class NatsTransport implements Transport {
     const loop = new PullLoop({
       nc: this.o.connection,
       js: this.js,
+      jsm: this.jsm,
       stream: this.o.stream,
       durable: consumerName,
       handler,
@@ -126,6 +127,7 @@ export class NatsTransport implements Transport {
         this.loops.delete(loop);
         await loop.stop();
       },
+      pending: () => loop.pending(),
     };
   }
 

@@ -1,3 +1,4 @@
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createHost, InProcessTransport, InvalidInputError, WaitTimeoutError } from "../../src/index.js";
 import { type MemoryJournal, memoryJournal } from "../../src/testing/index.js";
@@ -104,5 +105,32 @@ describe("createHost", () => {
         consumers: [{ name: "orphan", handler: paidView, subjects: ["oncely.>"] }],
       }),
     ).toThrow(/consumer "orphan" has no transport/);
+  });
+
+  it("puts the metrics of every component it builds in the given registry", async () => {
+    const registry = new Registry();
+    const journal = memoryJournal();
+    const host = createHost({
+      journal,
+      actors: [checkout],
+      handlers: [paymentProvider().handler],
+      relay: { transport: new InProcessTransport() },
+      consumers: [{ name: "paid-view", handler: paidView, subjects: ["oncely.>"] }],
+      name: "shop-1",
+      registry,
+    });
+    await host.start();
+    await host.send("checkout/1", { type: "Checkout", amount: 100 }, { messageId: "1" });
+    await host.drain({ timeoutMs: 10_000 });
+    await host.stop();
+    const value = async (name: string, labels: Record<string, string>) => {
+      const metric = await registry.getSingleMetric(name)?.get();
+      return metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
+    };
+    // The runtime's (a command and the effect's outcome), the dispatcher's, the relay's, the consumer's.
+    expect(await value("oncely_commands_total", { actor: "checkout" })).toBe(2);
+    expect(await value("oncely_effect_attempts_total", {})).toBeGreaterThan(0);
+    expect(await value("oncely_relay_published_total", { relay: "shop-1/relay" })).toBe(1);
+    expect(await value("oncely_consumer_messages_total", { consumer: "paid-view", outcome: "applied" })).toBe(1);
   });
 });

@@ -6,6 +6,7 @@ import { messagingMetrics } from "../../src/messaging/metrics.js";
 import { defineProjection } from "../../src/messaging/projection.js";
 import { subjectFor } from "../../src/messaging/subjects.js";
 import { InProcessTransport } from "../../src/messaging/transports/in-process.js";
+import { SimulatedClock } from "../../src/testing/clock.js";
 import { orderEvents, orderFacts, orderTimeline } from "./support/orders.js";
 
 describe("in-process transport with injected duplicates, delays and reordering", () => {
@@ -131,5 +132,37 @@ describe("in-process transport with injected duplicates, delays and reordering",
     await transport.idle();
     expect(seen).toEqual(["1", "2"]);
     await again.stop();
+  });
+
+  it("pending counts what a subscription has left: in hand, ready, waiting out a nak; 0 once settled", async () => {
+    const clock = new SimulatedClock();
+    const transport = new InProcessTransport({ clock });
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const naked = new Set<string>();
+    let handled = 0;
+    const sub = await transport.subscribe("p", { subjects: ["a.*"], concurrency: 1 }, async (d) => {
+      await gate;
+      if (d.body === "2" && !naked.has(d.body)) {
+        naked.add(d.body);
+        return { kind: "nak", delayMs: 10_000 };
+      }
+      handled++;
+      return { kind: "ack" };
+    });
+    for (const body of ["1", "2", "3"]) transport.publishRaw("a.b", body, `m${body}`);
+    transport.publishRaw("x.b", "4", "m4"); // not for it
+    expect(await sub.pending()).toBe(3);
+    open();
+    // Only the nak'ed one is left, waiting for its redelivery on the clock.
+    for (let i = 0; i < 100 && handled < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(handled).toBe(2);
+    expect(await sub.pending()).toBe(1);
+    clock.advance(10_000);
+    await transport.idle();
+    expect(await sub.pending()).toBe(0);
+    await sub.stop();
   });
 });

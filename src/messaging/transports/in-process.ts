@@ -52,6 +52,8 @@ interface Durable {
   attempts: Map<number, number>;
   settled: Set<number>;
   inFlight: number;
+  /** Deliveries waiting on a timer (an injected delay, or the delay of a nak) before they are ready. */
+  delayed: number;
   idleWaiters: (() => void)[];
   settledWaiters: (() => void)[];
 }
@@ -141,8 +143,10 @@ export class InProcessTransport implements Transport {
       return;
     }
     this.timers++;
+    durable.delayed++;
     this.clock.sleep(wait).then(() => {
       this.timers--;
+      durable.delayed--;
       durable.ready.push({ seq, extra });
       this.pump(durable);
     });
@@ -161,6 +165,7 @@ export class InProcessTransport implements Transport {
         attempts: new Map(),
         settled: new Set(),
         inFlight: 0,
+        delayed: 0,
         idleWaiters: [],
         settledWaiters: [],
       };
@@ -185,6 +190,7 @@ export class InProcessTransport implements Transport {
         if (d.handler === handler) d.handler = undefined;
         await this.whenSettled(d);
       },
+      pending: async () => this.pending(d),
     };
   }
 
@@ -232,6 +238,15 @@ export class InProcessTransport implements Transport {
         }
         this.pump(durable);
       });
+  }
+
+  /** Deliveries left for a durable: handling, ready, delayed, or still in the reorder buffer. */
+  private pending(durable: Durable): number {
+    const ready = durable.ready.filter((item) => item.extra || !durable.settled.has(item.seq)).length;
+    const buffered = this.buffer.filter((stored) =>
+      durable.subjects.some((p) => subjectMatches(p, stored.subject)),
+    ).length;
+    return durable.inFlight + durable.delayed + ready + buffered;
   }
 
   private busy(durable: Durable): boolean {

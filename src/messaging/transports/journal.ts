@@ -123,6 +123,7 @@ export class JournalTransport implements Transport {
         this.readers.delete(consumerName);
         await reader.stop();
       },
+      pending: () => reader.pending(),
     };
   }
 

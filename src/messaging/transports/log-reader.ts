@@ -89,6 +89,19 @@ export class LogReader {
     );
   }
 
+  /**
+   * Entries left for this reader: those read and not settled yet (being handled, waiting for a
+   * handler slot or for a redelivery), and those in the log past what it has read, counted up to
+   * one page of `batchSize` (a longer backlog reports a part of itself, never 0). An entry for
+   * other subjects counts until the reader has passed it.
+   */
+  async pending(): Promise<number> {
+    const unread = await this.o.journal.readPublished(this.readTo, this.o.batchSize);
+    // Counted after the read: the loop may have read some of them into its window meanwhile.
+    const beyond = unread.filter((entry) => entry.position > this.readTo).length;
+    return this.window.filter((slot) => !slot.settled).length + beyond;
+  }
+
   /** Wake the read loop now (after an append in this process). */
   poke(): void {
     this.signalled = true;

@@ -112,4 +112,33 @@ export function journalTransportSuite(store: () => Promise<TransportStore>): voi
     expect(next.ids()).toEqual([stuck.eventId, fine.eventId]);
     await transport.close();
   });
+
+  it("pending counts every entry the subscription has not passed, read or not, and is 0 once all are settled", async () => {
+    const { journal } = await store();
+    // A window of two entries: the third and fourth stay unread while the first two are held.
+    const transport = new JournalTransport({ journal, pollMs: 20, batchSize: 2 });
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const seen = recorder();
+    const held = async (d: Delivery) => {
+      await gate;
+      return seen.handler(d);
+    };
+    const subscription = await transport.subscribe("pending", { subjects: ["shop.>"], concurrency: 1 }, held);
+    expect(await subscription.pending()).toBe(0);
+    for (let v = 1; v <= 3; v++) await transport.publish(orderEvent("o5", v), `shop.orders.v${v}`);
+    await transport.publish(orderEvent("o6", 1), "other.orders.v1");
+    // Two read (one in the handler, one waiting for its slot), two not read yet (one not for it).
+    for (let i = 0; i < 200 && (await subscription.pending()) !== 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(await subscription.pending()).toBe(4);
+    open();
+    await transport.idle();
+    expect(seen.ids()).toHaveLength(3);
+    expect(await subscription.pending()).toBe(0);
+    await transport.close();
+  });
 }
