@@ -30,6 +30,7 @@ import {
   refundedOnceInFull,
 } from "./compensation-invariants.js";
 import { customerCancels } from "./customer.js";
+import { type JourneyQueued, journeysFoldEveryEvent, journeysWorker } from "./journeys.js";
 import { shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
 
 /**
@@ -106,6 +107,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       }),
       relayWorker(env),
       brokerWorker(env),
+      journeysWorker(env, journeysQueue(env)),
       warehouseWorker(env),
     ],
     // The customer cancels and the warehouse reports shortages at steps of their own, at moments the seed picks.
@@ -162,6 +164,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       partialRefundsMatchMissingLines,
       viewsAgreeWithOrders,
       nothingParkedOrDead,
+      journeysFoldEveryEvent,
     ],
     reproduce: (seed, steps, run) =>
       [
@@ -189,14 +192,22 @@ function brokerQueues(env: SimEnv): Map<string, Queued[]> {
   return env.outside.get("broker") as Map<string, Queued[]>;
 }
 
+/** The journeys consumer's queue (see `journeys.ts`), outside the process as the broker's are. */
+function journeysQueue(env: SimEnv): JourneyQueued[] {
+  if (!env.outside.has("journeys")) env.outside.set("journeys", [] as JourneyQueued[]);
+  return env.outside.get("journeys") as JourneyQueued[];
+}
+
 /**
  * The relay, publishing into the broker's queues (every durable subscribes to `shop.>` here)
  * through a transport that fails, loses acknowledgements or duplicates on the seed's orders.
  */
 function relayWorker(env: SimEnv): SimWorker {
   const queues = brokerQueues(env);
+  const journeys = journeysQueue(env);
   const transport = simulatedTransport(env, (envelope) => {
     for (const queue of queues.values()) queue.push({ envelope, attempt: 0 });
+    journeys.push({ envelope, attempt: 0 });
   });
   const relay = new Relay({
     journal: env.journal,
