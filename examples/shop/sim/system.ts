@@ -94,7 +94,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
     workers: (env) => [
       ...[1, 2].map((n): SimWorker => {
         const dispatcher = new Dispatcher({
-          journal: env.journal,
+          // The first takes rows handed over at their commit (see `handingOver`); the second only claims.
+          journal: n === 1 ? withoutWakeUps(env.journal) : env.journal,
           runtime: env.runtime,
           handlers: env.handlers,
           owner: `g${env.generation}-dispatcher-${n}`,
@@ -102,7 +103,10 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           random: env.random,
           faults: env.faults,
           batchSize: 8,
+          // Started only to take hand-overs: its own loop never polls within a run.
+          pollIntervalMs: NEVER_MS,
         });
+        if (n === 1) dispatcher.start();
         return { name: dispatcher.owner, runOnce: () => dispatcher.runOnce() };
       }),
       relayWorker(env),
@@ -192,6 +196,26 @@ function brokerQueues(env: SimEnv): Map<string, Queued[]> {
   return env.outside.get("broker") as Map<string, Queued[]>;
 }
 
+/** Longer than any run's simulated time. */
+const NEVER_MS = 2 ** 40;
+
+/**
+ * The journal as a started dispatcher that takes hand-overs sees it in the simulator: no wake-up
+ * on new rows, so its own loop claims once when it starts and then sleeps past the end of the
+ * run. It still takes every due row its process commits (effects handed over at commit) and runs
+ * it at once, beside the steps (deterministic: no timer, no thread), exactly as in production; a
+ * crash leaves those rows leased until their lease ends, then any dispatcher's `work` step claims
+ * them. `work` steps also run its claims, as for the other dispatcher.
+ */
+function withoutWakeUps(journal: SimEnv["journal"]): SimEnv["journal"] {
+  return new Proxy(journal, {
+    get(target, property, receiver) {
+      if (property === "onOutbox") return () => () => {};
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
 /** The journeys consumer's queue (see `journeys.ts`), outside the process as the broker's are. */
 function journeysQueue(env: SimEnv): JourneyQueued[] {
   if (!env.outside.has("journeys")) env.outside.set("journeys", [] as JourneyQueued[]);
@@ -272,7 +296,10 @@ function brokerWorker(env: SimEnv): SimWorker {
           maxDeliveries: 1_000_000,
         });
         work++;
-        if (outcome.kind !== "nak" && env.random.next() >= 0.1) queue.splice(queue.indexOf(item), 1);
+        // Gone already when a turn of this worker ran meanwhile (a `pause` inside a handed-over
+        // handler runs another worker's turn beside the current step): splice(-1) would drop another.
+        const at = queue.indexOf(item);
+        if (outcome.kind !== "nak" && env.random.next() >= 0.1 && at >= 0) queue.splice(at, 1);
       }
       const timeline = contexts.consumers.timeline;
       const before = (await env.journal.listParked(timeline.name)).length;
