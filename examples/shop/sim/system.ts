@@ -31,6 +31,14 @@ import {
 } from "./compensation-invariants.js";
 import { customerCancels } from "./customer.js";
 import { type JourneyQueued, journeysFoldEveryEvent, journeysWorker } from "./journeys.js";
+import {
+  handOverChecked,
+  handOversInserted,
+  reminderActor,
+  reminderProvider,
+  reminderTerminal,
+  reminderWorkload,
+} from "./reminders.js";
 import { shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
 
 /**
@@ -64,7 +72,7 @@ const policy = { timeoutMs: 2_000, leaseMs: 10_000, rerunAfterNotFoundMs: 120_00
 export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
   return {
     name: "shop",
-    actors: SHOP_ACTORS,
+    actors: [...SHOP_ACTORS, reminderActor],
     providers: (world) => [
       new SimulatedProvider<PaymentInput, { paymentId: string }>({
         kind: EFFECT_KINDS.payment,
@@ -90,13 +98,15 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         execute: (_input, _key, n) => succeeded({ refundId: `ref_${n}` }),
         policy,
       }),
+      reminderProvider(options.allDedup ?? world.dedups("reminder-mail")),
     ],
     workers: (env) => [
       ...[1, 2].map((n): SimWorker => {
         const dispatcher = new Dispatcher({
           // The first takes rows handed over at their commit (see `handingOver`); the second only claims.
           journal: n === 1 ? withoutWakeUps(env.journal) : env.journal,
-          runtime: env.runtime,
+          // The first's hand-overs are checked against the journal (see `handOverChecked`).
+          runtime: n === 1 ? handOverChecked(env) : env.runtime,
           handlers: env.handlers,
           owner: `g${env.generation}-dispatcher-${n}`,
           clock: env.clock,
@@ -117,8 +127,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
     // The customer cancels and the warehouse reports shortages at steps of their own, at moments the seed picks.
     actions: [customerCancels, shortShip],
     weights: { act: 3 },
-    workload: (random: Random): SimCommand[] =>
-      Array.from({ length: options.orders ?? 6 }, (_, i) => {
+    workload: (random: Random): SimCommand[] => [
+      ...Array.from({ length: options.orders ?? 6 }, (_, i) => {
         const lines = Array.from({ length: 1 + Math.floor(random.next() * 3) }, (_, l) => ({
           sku: `sku-${l + 1}`,
           quantity: 1 + Math.floor(random.next() * 3),
@@ -130,6 +140,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           messageId: `place:o${i + 1}`,
         };
       }),
+      ...reminderWorkload(),
+    ],
     isTerminal: (address, state) => {
       switch (parseAddress(address).type) {
         case "order": {
@@ -156,6 +168,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         }
         case "fulfillment":
           return fulfillmentDone(state as FulfillmentState);
+        case "reminder":
+          return reminderTerminal(state);
         default:
           return false;
       }
@@ -169,6 +183,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       viewsAgreeWithOrders,
       nothingParkedOrDead,
       journeysFoldEveryEvent,
+      handOversInserted,
     ],
     reproduce: (seed, steps, run) =>
       [
