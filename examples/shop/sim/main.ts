@@ -162,7 +162,7 @@ if (options.json) {
           name.startsWith("effect:") ||
           name.startsWith("provider:") ||
           name === "operator-settled" ||
-          name === "hand-over",
+          name.startsWith("hand-over"),
       ),
       `invariant checks: ${report.checks}`,
       `violations: ${report.violations}`,
