@@ -162,7 +162,8 @@ if (options.json) {
           name.startsWith("effect:") ||
           name.startsWith("provider:") ||
           name === "operator-settled" ||
-          name.startsWith("hand-over"),
+          name.startsWith("hand-over") ||
+          name.startsWith("journal-log"),
       ),
       `invariant checks: ${report.checks}`,
       `violations: ${report.violations}`,

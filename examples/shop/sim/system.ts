@@ -30,6 +30,7 @@ import {
   refundedOnceInFull,
 } from "./compensation-invariants.js";
 import { customerCancels } from "./customer.js";
+import { journalLogWorker, logViewsHoldEveryEvent } from "./journal-log.js";
 import { type JourneyQueued, journeysFoldEveryEvent, journeysWorker } from "./journeys.js";
 import {
   handOverChecked,
@@ -122,6 +123,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       relayWorker(env),
       brokerWorker(env),
       journeysWorker(env, journeysQueue(env)),
+      journalLogWorker(env, journalLogFeed(env)),
       warehouseWorker(env),
     ],
     // The customer cancels and the warehouse reports shortages at steps of their own, at moments the seed picks.
@@ -184,6 +186,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       nothingParkedOrDead,
       journeysFoldEveryEvent,
       handOversInserted,
+      logViewsHoldEveryEvent,
     ],
     reproduce: (seed, steps, run) =>
       [
@@ -231,6 +234,12 @@ function withoutWakeUps(journal: SimEnv["journal"]): SimEnv["journal"] {
   });
 }
 
+/** What the relay published, still to append to the journal's published log (see `journal-log.ts`). */
+function journalLogFeed(env: SimEnv): Envelope[] {
+  if (!env.outside.has("journal-log")) env.outside.set("journal-log", [] as Envelope[]);
+  return env.outside.get("journal-log") as Envelope[];
+}
+
 /** The journeys consumer's queue (see `journeys.ts`), outside the process as the broker's are. */
 function journeysQueue(env: SimEnv): JourneyQueued[] {
   if (!env.outside.has("journeys")) env.outside.set("journeys", [] as JourneyQueued[]);
@@ -244,9 +253,11 @@ function journeysQueue(env: SimEnv): JourneyQueued[] {
 function relayWorker(env: SimEnv): SimWorker {
   const queues = brokerQueues(env);
   const journeys = journeysQueue(env);
+  const log = journalLogFeed(env);
   const transport = simulatedTransport(env, (envelope) => {
     for (const queue of queues.values()) queue.push({ envelope, attempt: 0 });
     journeys.push({ envelope, attempt: 0 });
+    log.push(envelope);
   });
   const relay = new Relay({
     journal: env.journal,
