@@ -27,6 +27,8 @@ export interface ReminderState {
 
 export const reminderActor = defineActor<ReminderState, ReminderCommand, ReminderEvent>({
   type: "reminder",
+  // Snapshotted at the interval the seed draws: its evolve counts asks (applying one twice shows).
+  snapshot: { every: 50, schemaVersion: 1 },
   initialState: () => ({ asked: 0, settled: null }),
   evolve: (state, event) => {
     switch (event.type) {
