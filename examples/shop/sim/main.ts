@@ -157,7 +157,14 @@ if (options.json) {
         (kind) => `  ${kind.padEnd(36)} ${report.coverage[kind] || "0 (NOT EXERCISED by this run)"}`,
       ),
       "outcomes:",
-      ...pick((name) => name.startsWith("effect:") || name.startsWith("provider:") || name === "operator-settled"),
+      ...pick(
+        (name) =>
+          name.startsWith("effect:") ||
+          name.startsWith("provider:") ||
+          name === "operator-settled" ||
+          name.startsWith("hand-over") ||
+          name.startsWith("journal-log"),
+      ),
       `invariant checks: ${report.checks}`,
       `violations: ${report.violations}`,
       ...(report.cut ? [`cut: ${report.cut}`] : []),

@@ -54,6 +54,9 @@ describe("the shop under deterministic simulation", () => {
       for (const kind of COVERAGE_KINDS) expect(coverage[kind], kind).toBeGreaterThan(0);
       for (const point of FAULT_POINTS) expect(defaultBudget[`fired:${point}`], point).toBeGreaterThan(0);
       for (const moment of ACT_MOMENTS) expect(defaultBudget[moment], moment).toBeGreaterThan(0);
+      // Rows handed over at commit, and commits asking again for a key held while a dispatcher takes hand-overs.
+      expect(defaultBudget["hand-over"], "hand-over").toBeGreaterThan(0);
+      expect(defaultBudget["hand-over:key-held"], "hand-over:key-held").toBeGreaterThan(0);
     },
     TIMEOUT_MS,
   );

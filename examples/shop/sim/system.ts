@@ -30,6 +30,16 @@ import {
   refundedOnceInFull,
 } from "./compensation-invariants.js";
 import { customerCancels } from "./customer.js";
+import { journalLogWorker, logViewsHoldEveryEvent } from "./journal-log.js";
+import { type JourneyQueued, journeysFoldEveryEvent, journeysWorker } from "./journeys.js";
+import {
+  handOverChecked,
+  handOversInserted,
+  reminderActor,
+  reminderProvider,
+  reminderTerminal,
+  reminderWorkload,
+} from "./reminders.js";
 import { shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
 
 /**
@@ -63,7 +73,7 @@ const policy = { timeoutMs: 2_000, leaseMs: 10_000, rerunAfterNotFoundMs: 120_00
 export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
   return {
     name: "shop",
-    actors: SHOP_ACTORS,
+    actors: [...SHOP_ACTORS, reminderActor],
     providers: (world) => [
       new SimulatedProvider<PaymentInput, { paymentId: string }>({
         kind: EFFECT_KINDS.payment,
@@ -89,30 +99,38 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         execute: (_input, _key, n) => succeeded({ refundId: `ref_${n}` }),
         policy,
       }),
+      reminderProvider(options.allDedup ?? world.dedups("reminder-mail")),
     ],
     workers: (env) => [
       ...[1, 2].map((n): SimWorker => {
         const dispatcher = new Dispatcher({
-          journal: env.journal,
-          runtime: env.runtime,
+          // The first takes rows handed over at their commit (see `handingOver`); the second only claims.
+          journal: n === 1 ? withoutWakeUps(env.journal) : env.journal,
+          // The first's hand-overs are checked against the journal (see `handOverChecked`).
+          runtime: n === 1 ? handOverChecked(env) : env.runtime,
           handlers: env.handlers,
           owner: `g${env.generation}-dispatcher-${n}`,
           clock: env.clock,
           random: env.random,
           faults: env.faults,
           batchSize: 8,
+          // Started only to take hand-overs: its own loop never polls within a run.
+          pollIntervalMs: NEVER_MS,
         });
+        if (n === 1) dispatcher.start();
         return { name: dispatcher.owner, runOnce: () => dispatcher.runOnce() };
       }),
       relayWorker(env),
       brokerWorker(env),
+      journeysWorker(env, journeysQueue(env)),
+      journalLogWorker(env, journalLogFeed(env)),
       warehouseWorker(env),
     ],
     // The customer cancels and the warehouse reports shortages at steps of their own, at moments the seed picks.
     actions: [customerCancels, shortShip],
     weights: { act: 3 },
-    workload: (random: Random): SimCommand[] =>
-      Array.from({ length: options.orders ?? 6 }, (_, i) => {
+    workload: (random: Random): SimCommand[] => [
+      ...Array.from({ length: options.orders ?? 6 }, (_, i) => {
         const lines = Array.from({ length: 1 + Math.floor(random.next() * 3) }, (_, l) => ({
           sku: `sku-${l + 1}`,
           quantity: 1 + Math.floor(random.next() * 3),
@@ -124,6 +142,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
           messageId: `place:o${i + 1}`,
         };
       }),
+      ...reminderWorkload(),
+    ],
     isTerminal: (address, state) => {
       switch (parseAddress(address).type) {
         case "order": {
@@ -150,6 +170,8 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         }
         case "fulfillment":
           return fulfillmentDone(state as FulfillmentState);
+        case "reminder":
+          return reminderTerminal(state);
         default:
           return false;
       }
@@ -162,6 +184,9 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       partialRefundsMatchMissingLines,
       viewsAgreeWithOrders,
       nothingParkedOrDead,
+      journeysFoldEveryEvent,
+      handOversInserted,
+      logViewsHoldEveryEvent,
     ],
     reproduce: (seed, steps, run) =>
       [
@@ -189,14 +214,50 @@ function brokerQueues(env: SimEnv): Map<string, Queued[]> {
   return env.outside.get("broker") as Map<string, Queued[]>;
 }
 
+/** Longer than any run's simulated time. */
+const NEVER_MS = 2 ** 40;
+
+/**
+ * The journal as a started dispatcher that takes hand-overs sees it in the simulator: no wake-up
+ * on new rows, so its own loop claims once when it starts and then sleeps past the end of the
+ * run. It still takes every due row its process commits (effects handed over at commit) and runs
+ * it at once, beside the steps (deterministic: no timer, no thread), exactly as in production; a
+ * crash leaves those rows leased until their lease ends, then any dispatcher's `work` step claims
+ * them. `work` steps also run its claims, as for the other dispatcher.
+ */
+function withoutWakeUps(journal: SimEnv["journal"]): SimEnv["journal"] {
+  return new Proxy(journal, {
+    get(target, property, receiver) {
+      if (property === "onOutbox") return () => () => {};
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
+/** What the relay published, still to append to the journal's published log (see `journal-log.ts`). */
+function journalLogFeed(env: SimEnv): Envelope[] {
+  if (!env.outside.has("journal-log")) env.outside.set("journal-log", [] as Envelope[]);
+  return env.outside.get("journal-log") as Envelope[];
+}
+
+/** The journeys consumer's queue (see `journeys.ts`), outside the process as the broker's are. */
+function journeysQueue(env: SimEnv): JourneyQueued[] {
+  if (!env.outside.has("journeys")) env.outside.set("journeys", [] as JourneyQueued[]);
+  return env.outside.get("journeys") as JourneyQueued[];
+}
+
 /**
  * The relay, publishing into the broker's queues (every durable subscribes to `shop.>` here)
  * through a transport that fails, loses acknowledgements or duplicates on the seed's orders.
  */
 function relayWorker(env: SimEnv): SimWorker {
   const queues = brokerQueues(env);
+  const journeys = journeysQueue(env);
+  const log = journalLogFeed(env);
   const transport = simulatedTransport(env, (envelope) => {
     for (const queue of queues.values()) queue.push({ envelope, attempt: 0 });
+    journeys.push({ envelope, attempt: 0 });
+    log.push(envelope);
   });
   const relay = new Relay({
     journal: env.journal,
@@ -261,7 +322,10 @@ function brokerWorker(env: SimEnv): SimWorker {
           maxDeliveries: 1_000_000,
         });
         work++;
-        if (outcome.kind !== "nak" && env.random.next() >= 0.1) queue.splice(queue.indexOf(item), 1);
+        // Gone already when a turn of this worker ran meanwhile (a `pause` inside a handed-over
+        // handler runs another worker's turn beside the current step): splice(-1) would drop another.
+        const at = queue.indexOf(item);
+        if (outcome.kind !== "nak" && env.random.next() >= 0.1 && at >= 0) queue.splice(at, 1);
       }
       const timeline = contexts.consumers.timeline;
       const before = (await env.journal.listParked(timeline.name)).length;

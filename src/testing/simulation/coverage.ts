@@ -37,11 +37,12 @@ export function unexercised(counts: Record<string, number>): CoverageKind[] {
 }
 
 /**
- * A journal view that counts snapshot recoveries, lease takeovers and parked releases as the
- * process under simulation goes through them (the invariants' own reads go around it), and
- * reports an outbox update that landed without the lease, an effect or message marked done by a
- * worker's update instead of its owner's commit, and an effect started again under a claim taken
- * after its outcome was committed.
+ * A journal view that counts snapshot recoveries, lease takeovers, parked releases and rows
+ * handed over at their commit (`hand-over`, and `hand-over:key-held` for a leased row whose key was
+ * held; plain counts: only a system with a started dispatcher reaches them) as the process under simulation goes through them (the invariants' own
+ * reads go around it), and reports an outbox update that landed without the lease, an effect or
+ * message marked done by a worker's update instead of its owner's commit, and an effect started
+ * again under a claim taken after its outcome was committed.
  */
 export function observeCoverage(
   journal: Journal,
@@ -120,6 +121,12 @@ export function observeCoverage(
       }
       const result = await journal.commit(commit);
       for (let i = 0; i < releases; i++) count("coverage:parked-release");
+      // Rows inserted already leased to a started dispatcher of the committing process: handed over.
+      // A leased row not inserted (its key was held) must not be: `hand-over:key-held` counts the chance.
+      const inserted = new Set(result.inserted?.map((row) => row.id));
+      for (const row of commit.outbox ?? []) {
+        if (row.lease) count(inserted.has(row.id) ? "hand-over" : "hand-over:key-held");
+      }
       return result;
     },
   };
