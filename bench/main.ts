@@ -4,6 +4,7 @@ import { benchCommitSteps } from "./commit-steps.js";
 import { benchEffects } from "./effects.js";
 import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
+import { benchLongGap } from "./long-gap.js";
 import { benchWorkflow } from "./workflow.js";
 import { benchPeers } from "./workflow-peers.js";
 
@@ -21,6 +22,7 @@ const sections: {
   { name: "journal", run: benchJournal },
   { name: "effects", run: benchEffects },
   { name: "integration events", run: benchEvents },
+  { name: "long gap", run: benchLongGap },
   { name: "workflow", run: benchWorkflow },
   { name: "replay", run: benchCommitReplay },
   { name: "steps", run: benchCommitSteps, onlyWhenNamed: true },
