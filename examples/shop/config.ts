@@ -76,14 +76,15 @@ export const shopEnvSchema = z.strictObject({
     .default(DEFAULT_SHIPMENT_DEADLINE_MS),
   /**
    * A shipment whose webhook has not come this long after the picklist's acceptance asks the
-   * warehouse (then after twice as long, …); must be shorter than SHIPMENT_DEADLINE_MS.
+   * warehouse (then after twice as long, …); must be shorter than SHIPMENT_DEADLINE_MS. Unset: a
+   * minute, or half the deadline when that is shorter.
    */
   SHIPMENT_CHECK_MS: z.coerce
     .number<string>()
     .int("must be an integer")
     .min(1)
     .max(30 * 24 * 3_600_000)
-    .default(DEFAULT_SHIPMENT_CHECK_MS),
+    .optional(),
   /** A gap in a producer's sequence open longer than this is alerted. */
   GAP_TIMEOUT_MS: z.coerce.number<string>().int().min(100).max(3_600_000).optional(),
   /** Bearer token of `/admin/*`; unset: generated and printed, allowed only on a loopback HOST. */
@@ -140,13 +141,15 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
     );
   }
   const config = parsed.data;
+  const deadline = config.SHIPMENT_DEADLINE_MS;
+  const check = config.SHIPMENT_CHECK_MS ?? Math.max(1, Math.min(DEFAULT_SHIPMENT_CHECK_MS, Math.floor(deadline / 2)));
   // The warehouse is asked before the order needs attention, or the check could only ever clear it afterwards.
-  if (config.SHIPMENT_CHECK_MS >= config.SHIPMENT_DEADLINE_MS) {
+  if (check >= deadline) {
     throw new ShopConfigError([
-      `SHIPMENT_CHECK_MS: must be shorter than SHIPMENT_DEADLINE_MS (${config.SHIPMENT_DEADLINE_MS}), so the warehouse is asked before the order needs attention (got "${config.SHIPMENT_CHECK_MS}")`,
+      `SHIPMENT_CHECK_MS: must be shorter than SHIPMENT_DEADLINE_MS (${deadline}), so the warehouse is asked before the order needs attention (got "${check}")`,
     ]);
   }
-  return config;
+  return { ...config, SHIPMENT_CHECK_MS: check };
 }
 
 /** Never echo a token, a secret, a key or a password (or a URL's password, below) back into an error message. */
