@@ -48,8 +48,11 @@ export const SHIPMENT_CHECK = "shipment-check";
 /** How long after the picklist's acceptance the shipment asks the warehouse, if no webhook came (1 min). */
 export const DEFAULT_SHIPMENT_CHECK_MS = 60_000;
 
-/** Checks in all; with the default delay the last is due some 63 minutes after the acceptance. */
-export const MAX_SHIPMENT_CHECKS = 6;
+/**
+ * Checks in all; with the default delay the last is due some 17 hours after the acceptance (1, 2,
+ * 4, … 512 minutes apart): a picklist that waits that long to ship is long in `attention`.
+ */
+export const MAX_SHIPMENT_CHECKS = 10;
 
 /** `order:{id}:shipment-check:{n}`: the n-th read of the warehouse. */
 export const shipmentCheckKey = (orderId: string, attempt: number): string =>
