@@ -5,6 +5,7 @@ import { DEFAULT_SHIPMENT_DEADLINE_MS } from "./ordering/shipment-deadline.js";
 import { MIN_WEBHOOK_SECRET_LENGTH } from "./providers/shared/webhook-signature.js";
 import { ADMIN_TOKEN_PATTERN, ADMIN_TOKEN_RULE } from "./service/admin-auth.js";
 import { DEFAULT_ORDER_LIMITS } from "./service/validation.js";
+import { DEFAULT_SHIPMENT_CHECK_MS } from "./shipping/shipment-check.js";
 
 /**
  * The shop's configuration, from environment variables only (twelve-factor). Every value is
@@ -73,6 +74,17 @@ export const shopEnvSchema = z.strictObject({
     .min(1)
     .max(30 * 24 * 3_600_000)
     .default(DEFAULT_SHIPMENT_DEADLINE_MS),
+  /**
+   * A shipment whose webhook has not come this long after the picklist's acceptance asks the
+   * warehouse (then after twice as long, …); must be shorter than SHIPMENT_DEADLINE_MS. Unset: a
+   * minute, or half the deadline when that is shorter.
+   */
+  SHIPMENT_CHECK_MS: z.coerce
+    .number<string>()
+    .int("must be an integer")
+    .min(1)
+    .max(30 * 24 * 3_600_000)
+    .optional(),
   /** A gap in a producer's sequence open longer than this is alerted. */
   GAP_TIMEOUT_MS: z.coerce.number<string>().int().min(100).max(3_600_000).optional(),
   /** Bearer token of `/admin/*`; unset: generated and printed, allowed only on a loopback HOST. */
@@ -128,7 +140,16 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
       }),
     );
   }
-  return parsed.data;
+  const config = parsed.data;
+  const deadline = config.SHIPMENT_DEADLINE_MS;
+  const check = config.SHIPMENT_CHECK_MS ?? Math.max(1, Math.min(DEFAULT_SHIPMENT_CHECK_MS, Math.floor(deadline / 2)));
+  // The warehouse is asked before the order needs attention, or the check could only ever clear it afterwards.
+  if (check >= deadline) {
+    throw new ShopConfigError([
+      `SHIPMENT_CHECK_MS: must be shorter than SHIPMENT_DEADLINE_MS (${deadline}), so the warehouse is asked before the order needs attention (got "${check}")`,
+    ]);
+  }
+  return { ...config, SHIPMENT_CHECK_MS: check };
 }
 
 /** Never echo a token, a secret, a key or a password (or a URL's password, below) back into an error message. */

@@ -36,6 +36,7 @@ import { ORDERING_CONSUMES, orderingRoute } from "./ordering/integration.js";
 import { DEFAULT_SHIPMENT_DEADLINE_MS, withShipmentDeadline } from "./ordering/shipment-deadline.js";
 import { PAYMENT_CONSUMES, paymentActor, paymentRoute } from "./payment/actor.js";
 import { shipmentActor } from "./shipping/actor.js";
+import { DEFAULT_SHIPMENT_CHECK_MS, withShipmentCheck } from "./shipping/shipment-check.js";
 import { orderFacts, orderTimeline } from "./views/order-views.js";
 
 /**
@@ -58,12 +59,18 @@ import { orderFacts, orderTimeline } from "./views/order-views.js";
 export interface ShopActorsOptions {
   /** How long after `PicklistAccepted` an order waits for `OrderShipped` before it needs attention. */
   shipmentDeadlineMs?: number | undefined;
+  /** How long after `PicklistAccepted` a shipment with no webhook yet asks the warehouse (then twice as long, …). */
+  shipmentCheckMs?: number | undefined;
 }
 
-/** The shop's actors, the order with its shipment deadline (see ordering/shipment-deadline.ts). */
+/**
+ * The shop's actors: the order with its shipment deadline (see ordering/shipment-deadline.ts), the
+ * shipment with its check of an overdue webhook (see shipping/shipment-check.ts).
+ */
 export function shopActors(options: ShopActorsOptions = {}): AnyActor[] {
   const order = withShipmentDeadline(orderActor, options.shipmentDeadlineMs ?? DEFAULT_SHIPMENT_DEADLINE_MS);
-  return [order, paymentActor, shipmentActor, fulfillment.actor];
+  const shipment = withShipmentCheck(shipmentActor, { afterMs: options.shipmentCheckMs ?? DEFAULT_SHIPMENT_CHECK_MS });
+  return [order, paymentActor, shipment, fulfillment.actor];
 }
 
 export const SHOP_ACTORS: AnyActor[] = shopActors();

@@ -38,6 +38,21 @@ describe("shop configuration from the environment", () => {
   });
 });
 
+describe("shipment check delay", () => {
+  it("asks the warehouse a minute after the picklist's acceptance by default (half a shorter deadline), or when told", () => {
+    expect(loadShopEnv({})).toMatchObject({ SHIPMENT_CHECK_MS: 60_000, SHIPMENT_DEADLINE_MS: 900_000 });
+    expect(loadShopEnv({ SHIPMENT_DEADLINE_MS: "30000" }).SHIPMENT_CHECK_MS).toBe(15_000);
+    expect(loadShopEnv({ SHIPMENT_CHECK_MS: "5000" }).SHIPMENT_CHECK_MS).toBe(5000);
+  });
+
+  it("refuses a check that would come only when the order already needs attention, naming both variables", () => {
+    expect(() => loadShopEnv({ SHIPMENT_CHECK_MS: "30000", SHIPMENT_DEADLINE_MS: "30000" })).toThrow(
+      /SHIPMENT_CHECK_MS: must be shorter than SHIPMENT_DEADLINE_MS \(30000\)/,
+    );
+    expect(() => loadShopEnv({ SHIPMENT_CHECK_MS: "soon" })).toThrow(/SHIPMENT_CHECK_MS: /);
+  });
+});
+
 describe("order API body", () => {
   it("maps {email, currency, lines} to PlaceOrder and names the API's fields in issues", () => {
     expect(

@@ -32,6 +32,8 @@ beforeAll(async () => {
     dataDir: dir,
     effectTimeoutMs: 1000,
     shipmentDeadlineMs: DEADLINE_MS,
+    // The warehouse is asked long after this deadline and the late webhook: the deadline path alone.
+    shipmentCheckMs: 60_000,
   });
   await json("POST", `${shop.providerUrls.warehouse}/faults`, { lateRate: 1, lateMs: HELD_BACK_MS });
 });

@@ -678,8 +678,8 @@ class ShopClient {
     return (await response.json()) as StatsAnswer;
   }
 
-  async reconciliation(): Promise<{ key: string; kind: string }[]> {
-    const answer = await getJson<{ items: { key: string; kind: string }[] }>(
+  async reconciliation(): Promise<{ key: string; kind: string; input?: unknown }[]> {
+    const answer = await getJson<{ items: { key: string; kind: string; input?: unknown }[] }>(
       `${this.url}/admin/reconciliation`,
       this.admin,
     );
@@ -774,6 +774,30 @@ async function settleAsOperator(
       evidence = cancelled
         ? `cancelled ${cancelled.picklistIds.join(", ") || "no picklist yet"}`
         : "no record at the provider";
+    } else if (item.kind === EFFECT_KINDS.shipmentCheck) {
+      // What the shipment asked: what became of its picklist (by the picklist's key, in the check's input).
+      const ledger = await getJson<Ledgers["warehouse"]>(`${providers.warehouse.url}/ledger`);
+      const picklistKey = (item.input as { picklistKey?: unknown } | undefined)?.picklistKey;
+      const picklist = ledger.picklists.find((p) => p.idempotencyKey === picklistKey);
+      const shipment = picklist && ledger.shipments.find((s) => s.picklistId === picklist.picklistId);
+      if (!picklist) {
+        settlement = { outcome: "failed", reason: "the warehouse has no picklist under the checked key" };
+      } else if (shipment) {
+        const adjustments = ledger.shortages
+          .filter((s) => s.picklistId === picklist.picklistId)
+          .map(({ eventId, adjustmentId, lines }) => ({ eventId, adjustmentId, lines }));
+        const { eventId, shipmentId, at } = shipment;
+        const result = { status: "shipped", shipment: { eventId, shipmentId, occurredAt: at }, adjustments };
+        settlement = { outcome: "succeeded", result };
+      } else {
+        const cancelled = ledger.cancellations.some((c) => c.orderId === picklist.orderId);
+        settlement = { outcome: "succeeded", result: { status: cancelled ? "cancelled" : "accepted" } };
+      }
+      evidence = !picklist
+        ? "no record at the provider"
+        : shipment
+          ? `shipped as ${shipment.shipmentId}`
+          : "not shipped";
     } else {
       const ledger = await getJson<Ledgers["warehouse"]>(`${providers.warehouse.url}/ledger`);
       const picklist = ledger.picklists.find((p) => p.idempotencyKey === item.key);

@@ -12,6 +12,8 @@ import {
   type PicklistResult,
   type RefundInput,
   type RefundResult,
+  type ShipmentCheckInput,
+  type ShipmentCheckResult,
 } from "../ordering/effects.js";
 
 /**
@@ -68,4 +70,31 @@ export const picklistCancelEffect = defineEffect({
   kind: EFFECT_KINDS.picklistCancel,
   input: picklistCancelInput,
   result: picklistCancelResult,
+});
+
+const shipmentCheckInput: z.ZodType<ShipmentCheckInput> = z.object({
+  orderId: z.string().min(1),
+  picklistKey: z.string().min(1),
+});
+const lineSchema = z.object({ sku: z.string().min(1), quantity: z.number().int().positive() });
+const shipmentCheckResult: z.ZodType<ShipmentCheckResult> = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("accepted") }),
+  z.object({ status: z.literal("cancelled") }),
+  z.object({
+    status: z.literal("shipped"),
+    shipment: z.object({ eventId: z.string().min(1), shipmentId: z.string().min(1), occurredAt: z.string().min(1) }),
+    adjustments: z.array(
+      z.object({ eventId: z.string().min(1), adjustmentId: z.string().min(1), lines: z.array(lineSchema).min(1) }),
+    ),
+  }),
+]);
+
+/**
+ * Asks the warehouse what became of a picklist whose shipment webhook is overdue (a read: asking
+ * again changes nothing). A definite failure means the warehouse has no record of the picklist.
+ */
+export const shipmentCheckEffect = defineEffect({
+  kind: EFFECT_KINDS.shipmentCheck,
+  input: shipmentCheckInput,
+  result: shipmentCheckResult,
 });

@@ -1,5 +1,6 @@
 import type { RunContext } from "oncely";
 import { IdempotencyKeyReusedError } from "oncely";
+import { SimulatedClock } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PaymentInput } from "../ordering/effects.js";
 import { startEmailProvider } from "../providers/email/server.js";
@@ -10,6 +11,7 @@ import { ProviderUnavailableError } from "./http.js";
 import { createPaymentHandler } from "./payment-handler.js";
 import { createPicklistHandler } from "./picklist-handler.js";
 import { createRefundHandler } from "./refund-handler.js";
+import { createShipmentCheckHandler } from "./shipment-check-handler.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -166,6 +168,50 @@ describe("picklist handler", () => {
     expect(warehouse.ledger.shipments).toHaveLength(1);
     expect(await handler.lookup?.("order:42:picklist", lookupContext(picklist))).toEqual(accepted);
     expect(handler.kind).toBe("picklist");
+  });
+});
+
+describe("shipment check handler", () => {
+  it("answers accepted, then shipped with the webhook's ids and time; failed for an unknown picklist; refuses another order's", async () => {
+    // A clock that moves only when told: the picklist ships when the test says so.
+    const clock = new SimulatedClock();
+    const warehouse = await startWarehouseProvider({
+      clock,
+      shipDelayMs: 5,
+      webhook: { maxAttempts: 1 },
+      webhookSecret: "handlers-test-webhook-secret",
+    });
+    closers.push(warehouse.close);
+    await createPicklistHandler({ baseUrl: warehouse.url }).run(
+      { orderId: "42", lines: [{ sku: "book", quantity: 2 }] },
+      context("order:42:picklist"),
+    );
+    const handler = createShipmentCheckHandler({ baseUrl: warehouse.url });
+    expect(handler.kind).toBe("shipment-check");
+    expect(handler.policy?.providerDedups).toBe(true);
+    const input = { orderId: "42", picklistKey: "order:42:picklist" };
+    const key = "order:42:shipment-check:1";
+    expect(await handler.run(input, context(key))).toEqual({ outcome: "succeeded", result: { status: "accepted" } });
+
+    clock.advance(5);
+    await warehouse.settled();
+    const shipment = warehouse.ledger.shipments[0];
+    const shipped = {
+      outcome: "succeeded",
+      result: {
+        status: "shipped",
+        shipment: { eventId: shipment?.eventId, shipmentId: shipment?.shipmentId, occurredAt: shipment?.at },
+        adjustments: [],
+      },
+    };
+    expect(await handler.run(input, context(key))).toEqual(shipped);
+    expect(await handler.lookup?.(key, lookupContext(input))).toEqual(shipped);
+
+    const unknown = { orderId: "42", picklistKey: "order:42:picklist:2" };
+    const missing = { outcome: "failed", reason: expect.stringContaining("no picklist under") };
+    expect(await handler.run(unknown, context(key))).toEqual(missing);
+    expect(await handler.lookup?.(key, lookupContext(unknown))).toEqual(missing);
+    await expect(handler.run({ ...input, orderId: "43" }, context(key))).rejects.toThrow(IdempotencyKeyReusedError);
   });
 });
 

@@ -11,6 +11,7 @@ export const EFFECT_KINDS = {
   picklist: "picklist",
   refund: "refund",
   picklistCancel: "picklist-cancel",
+  shipmentCheck: "shipment-check",
 } as const;
 
 /** The order facts backed by an effect, in the order the workflow reaches them. */
@@ -116,3 +117,27 @@ export interface PicklistCancelResult {
   /** The picklists the warehouse cancelled (none when it had none yet: any later one is refused). */
   cancelled: string[];
 }
+
+/** Asks the warehouse what became of the picklist sent under `picklistKey` (its webhook is overdue). */
+export interface ShipmentCheckInput {
+  orderId: string;
+  picklistKey: string;
+}
+/** The warehouse's `OrderShipped`, as its webhook carries it (the same ids, the same time). */
+export interface CheckedShipment {
+  eventId: string;
+  shipmentId: string;
+  occurredAt: string;
+}
+/** The warehouse's `LinesUnavailable` (one adjustment), as its webhook carries it. */
+export interface CheckedAdjustment {
+  eventId: string;
+  adjustmentId: string;
+  lines: { sku: string; quantity: number }[];
+}
+export type ShipmentCheckResult =
+  /** Not shipped yet: ask again later. */
+  | { status: "accepted" }
+  /** The order was cancelled at the warehouse before it shipped: nothing will ship. */
+  | { status: "cancelled" }
+  | { status: "shipped"; shipment: CheckedShipment; adjustments: CheckedAdjustment[] };

@@ -336,3 +336,77 @@ describe("warehouse provider: lines it cannot ship after accepting", () => {
     expect(runs[1]).toEqual(runs[0]);
   });
 });
+
+describe("warehouse provider: lost webhooks and the shipment lookup", () => {
+  const lookup = (url: string, k: string) => get(url, `/shipments?idempotencyKey=${encodeURIComponent(k)}`);
+
+  it("lostWebhookRate 1: ships, never calls the shop (recorded as lost), and answers GET /shipments as the webhooks would have", async () => {
+    const { warehouse, receiver } = await start({ faults: { lostWebhookRate: 1, shortShipRate: 1 } });
+    await post(warehouse.url, "/picklists", picklist, { key });
+    await warehouse.settled();
+    expect(receiver.received).toEqual([]);
+    const [shipment] = warehouse.ledger.shipments;
+    const [shortage] = warehouse.ledger.shortages;
+    if (!shipment || !shortage) throw new Error("the warehouse did not ship short");
+    expect(warehouse.ledger.webhooks.map((w) => [w.eventId, w.outcome])).toEqual([
+      [shortage.eventId, "lost"],
+      [shipment.eventId, "lost"],
+    ]);
+    expect(await lookup(warehouse.url, key)).toEqual({
+      status: 200,
+      body: {
+        status: "shipped",
+        orderId: "42",
+        picklistId: shipment.picklistId,
+        shipment: {
+          eventId: shipment.eventId,
+          type: "OrderShipped",
+          orderId: "42",
+          shipmentId: shipment.shipmentId,
+          occurredAt: shipment.at,
+        },
+        adjustments: [
+          {
+            eventId: shortage.eventId,
+            type: "LinesUnavailable",
+            orderId: "42",
+            adjustmentId: shortage.adjustmentId,
+            lines: shortage.lines,
+            occurredAt: shortage.at,
+          },
+        ],
+      },
+    });
+  });
+
+  it("a restarted warehouse does not send a lost webhook either", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "oncely-warehouse-lost-"));
+    try {
+      const ledgerPath = join(dir, "warehouse.jsonl");
+      const first = await start({ ledgerPath, faults: { lostWebhookRate: 1 } });
+      await post(first.warehouse.url, "/picklists", picklist, { key });
+      await first.warehouse.settled();
+      await first.warehouse.close();
+      const second = await start({ ledgerPath });
+      await second.warehouse.settled();
+      expect(second.receiver.received).toEqual([]);
+      expect(second.warehouse.ledger.webhooks.map((w) => w.outcome)).toEqual(["lost"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("answers accepted before the shipment, cancelled for a cancelled order, 404 for a key it never saw, 400 without one", async () => {
+    // A clock that never moves: nothing ships.
+    const { warehouse } = await start({ clock: new SimulatedClock() });
+    const accepted = await post(warehouse.url, "/picklists", picklist, { key });
+    expect(await lookup(warehouse.url, key)).toEqual({
+      status: 200,
+      body: { status: "accepted", orderId: "42", picklistId: accepted.body.picklistId },
+    });
+    await post(warehouse.url, "/picklist-cancellations", { orderId: "42" }, { key: "order:42:picklist-cancel" });
+    expect((await lookup(warehouse.url, key)).body).toMatchObject({ status: "cancelled" });
+    expect((await lookup(warehouse.url, "order:43:picklist")).status).toBe(404);
+    expect((await get(warehouse.url, "/shipments")).status).toBe(400);
+  });
+});

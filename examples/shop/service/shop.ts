@@ -34,6 +34,7 @@ import { createPaymentHandler } from "../effects/payment-handler.js";
 import { createPicklistCancelHandler } from "../effects/picklist-cancel-handler.js";
 import { createPicklistHandler } from "../effects/picklist-handler.js";
 import { createRefundHandler } from "../effects/refund-handler.js";
+import { createShipmentCheckHandler } from "../effects/shipment-check-handler.js";
 import type { ShopKeys } from "../integration/keys.js";
 import type { NatsPasswords } from "../integration/nats-users.js";
 import { startEmailProvider } from "../providers/email/server.js";
@@ -92,6 +93,8 @@ export interface ShopOptions {
   gapTimeoutMs?: number | undefined;
   /** An order not shipped this long after its picklist's acceptance needs attention (default 15 min). */
   shipmentDeadlineMs?: number | undefined;
+  /** A shipment whose webhook has not come this long after the picklist's acceptance asks the warehouse (default 1 min). */
+  shipmentCheckMs?: number | undefined;
   /** Bearer token of `/admin/*`. Unset: generated (see `Shop.adminToken`), allowed only on a loopback host. */
   adminToken?: string | undefined;
   /**
@@ -151,6 +154,7 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
     },
     gapTimeoutMs: env.GAP_TIMEOUT_MS,
     shipmentDeadlineMs: env.SHIPMENT_DEADLINE_MS,
+    shipmentCheckMs: env.SHIPMENT_CHECK_MS,
     adminToken: env.ONCELY_ADMIN_TOKEN,
     webhookSecret: env.WAREHOUSE_WEBHOOK_SECRET,
     webhookToleranceMs: env.WEBHOOK_TOLERANCE_S * 1000,
@@ -257,7 +261,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const runtime = new Runtime({
       registry,
       journal,
-      actors: shopActors({ shipmentDeadlineMs: options.shipmentDeadlineMs }),
+      actors: shopActors({
+        shipmentDeadlineMs: options.shipmentDeadlineMs,
+        shipmentCheckMs: options.shipmentCheckMs,
+      }),
       clock,
       ids: options.ids ?? randomIds,
       faults,
@@ -276,6 +283,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         createEmailHandler({ baseUrl: providerUrls.email, policy }),
         createPicklistHandler({ baseUrl: providerUrls.warehouse, policy }),
         createPicklistCancelHandler({ baseUrl: providerUrls.warehouse, policy }),
+        createShipmentCheckHandler({ baseUrl: providerUrls.warehouse, policy }),
       ],
       // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
       pollIntervalMs: 200,

@@ -17,7 +17,7 @@ const TIMEOUT_MS = 240_000;
  * a cancel before the payment, between payment and picklist, with the picklist accepted and not
  * shipped, around the shipment (shipped, the order not told yet) and after it (refused), and after a
  * partial refund (the order reported short); a shortage reported before and after the shipment's
- * webhook, and again.
+ * webhook, and again; a shipment whose webhook is lost for good (only the shipment's check tells).
  */
 const ACT_MOMENTS = [
   "act:cancel:before-payment",
@@ -30,6 +30,7 @@ const ACT_MOMENTS = [
   "act:short-ship:before-shipment",
   "act:short-ship:after-shipment",
   "act:short-ship:again",
+  "act:lose-webhook:lost",
 ];
 
 const failuresOf = (report: SeedsReport) =>

@@ -7,18 +7,26 @@ import {
   isFinalStatus,
   parseAddress,
   type Random,
+  Reconciliation,
   Relay,
+  type Settlement,
   sequentialIds,
   succeeded,
 } from "oncely";
-import type { Invariant, SimCommand, SimEnv, SimulationSystem, SimWorker } from "oncely/testing";
+import type { Invariant, SimCommand, SimEnv, SimulationSystem, SimWorker, SimWorld } from "oncely/testing";
 import { SimulatedProvider, simulatedTransport } from "oncely/testing";
 import { Registry } from "prom-client";
 import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys, shopSigner } from "../integration/keys.js";
-import { EFFECT_KINDS, type EmailInput, type PaymentInput, type RefundInput } from "../ordering/effects.js";
+import {
+  EFFECT_KINDS,
+  type EmailInput,
+  type PaymentInput,
+  type RefundInput,
+  type ShipmentCheckInput,
+} from "../ordering/effects.js";
 import type { OrderState } from "../ordering/state.js";
 import { deriveStatus } from "../ordering/status.js";
 import type { PaymentState } from "../payment/actor.js";
@@ -40,7 +48,7 @@ import {
   reminderTerminal,
   reminderWorkload,
 } from "./reminders.js";
-import { shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
+import { askWarehouse, loseWebhook, shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
 
 /**
  * The reference shop under deterministic simulation: every bounded context (ordering, payment,
@@ -48,7 +56,8 @@ import { shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
  * consumers, in-process providers whose ledgers the invariants audit, and a simulated warehouse
  * that ships accepted picklists and calls the webhook at least once (sometimes twice), cancels
  * picklists it has not shipped, and reports shortages (`warehouse.ts`). At `act` steps the
- * customer cancels an order (`customer.ts`) or the warehouse reports lines it cannot ship; the
+ * customer cancels an order (`customer.ts`), the warehouse reports lines it cannot ship, or it
+ * ships a picklist whose webhook is lost for good (the shipment's check must find it); the
  * compensation invariants (`compensation-invariants.ts`) hold the refunds to the ledgers.
  *
  * The broker is a tiny in-memory queue per durable consumer, kept outside the process (it
@@ -126,8 +135,9 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       journalLogWorker(env, journalLogFeed(env)),
       warehouseWorker(env),
     ],
-    // The customer cancels and the warehouse reports shortages at steps of their own, at moments the seed picks.
-    actions: [customerCancels, shortShip],
+    operator: settleAsOperator,
+    // The customer cancels, the warehouse reports shortages and loses webhooks, at steps of their own, at moments the seed picks.
+    actions: [customerCancels, shortShip, loseWebhook],
     weights: { act: 3 },
     workload: (random: Random): SimCommand[] => [
       ...Array.from({ length: options.orders ?? 6 }, (_, i) => {
@@ -199,6 +209,34 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
         `--replay "${steps}"`,
       ].join(" "),
   };
+}
+
+/**
+ * Settles what waits for an operator, as a person would: each effect from the provider's record of
+ * its key (as the simulator's default operator does), and a shipment check by asking the warehouse
+ * what became of the picklist (a read leaves no record to look up).
+ */
+async function settleAsOperator(world: SimWorld): Promise<number> {
+  const reconciliation = new Reconciliation({ journal: world.journal, clock: world.clock });
+  let settled = 0;
+  for (const item of await reconciliation.list()) {
+    const found =
+      item.kind === EFFECT_KINDS.shipmentCheck
+        ? askWarehouse(world, item.input as ShipmentCheckInput)
+        : (world.providers.find((p) => p.kind === item.kind)?.find(item.key) ?? { outcome: "not-found" as const });
+    const settlement: Settlement =
+      found.outcome === "succeeded"
+        ? { outcome: "succeeded", result: found.result, by: "simulated-operator" }
+        : {
+            outcome: "failed",
+            reason: found.outcome === "failed" ? found.reason : "the provider has no record of this key",
+            by: "simulated-operator",
+          };
+    await reconciliation.settle(item.key, settlement);
+    world.count("operator-settled");
+    settled++;
+  }
+  return settled;
 }
 
 interface Queued {

@@ -1,18 +1,23 @@
-import { failed, succeeded } from "oncely";
+import { type DefiniteResult, failed, succeeded } from "oncely";
 import type { SimAction, SimEnv, SimWorker } from "oncely/testing";
 import { SimulatedProvider } from "oncely/testing";
 import {
+  type CheckedShipment,
   EFFECT_KINDS,
   type PicklistCancelInput,
   type PicklistCancelResult,
   type PicklistInput,
+  type ShipmentCheckInput,
+  type ShipmentCheckResult,
 } from "../ordering/effects.js";
 import { type RecordLinesUnavailable, shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
 
 /**
- * The simulated warehouse: two providers (picklists and their cancellation) sharing one stock
- * room, a worker that ships what was accepted and calls the shop's webhook, and the `short-ship`
- * action, by which it reports lines of an accepted picklist it cannot ship.
+ * The simulated warehouse: three providers (picklists, their cancellation, and the lookup of a
+ * picklist's shipment) sharing one stock room, a worker that ships what was accepted and calls the
+ * shop's webhook, the `short-ship` action, by which it reports lines of an accepted picklist it
+ * cannot ship, and the `lose-webhook` action, by which it ships one whose webhook never comes (the
+ * shop learns of it only by asking: the shipment's check).
  *
  * As the real one (providers/warehouse), it refuses a picklist of an order it cancelled, refuses to
  * cancel an order it shipped, and never ships a cancelled order's picklist. Whether the cancel or
@@ -27,6 +32,10 @@ interface StockRoom {
   shipped: Set<string>;
   /** Orders whose picklists the warehouse cancelled: none of them ships, no new one is taken. */
   cancelled: Set<string>;
+  /** What shipped, by picklist key: what its webhook says, and what the lookup answers. */
+  shipments: Map<string, CheckedShipment>;
+  /** Picklist keys whose webhook is lost for good: never called. */
+  lost: Set<string>;
 }
 /** The stock room of a run, found from its picklist provider (providers are made once per run). */
 const rooms = new WeakMap<SimulatedProvider<PicklistInput>, StockRoom>();
@@ -34,7 +43,7 @@ const rooms = new WeakMap<SimulatedProvider<PicklistInput>, StockRoom>();
 const policy = { timeoutMs: 2_000, leaseMs: 10_000, rerunAfterNotFoundMs: 120_000, lookupAttempts: 4 };
 
 export function warehouseProviders(dedups: (kind: string) => boolean) {
-  const room: StockRoom = { shipped: new Set(), cancelled: new Set() };
+  const room: StockRoom = { shipped: new Set(), cancelled: new Set(), shipments: new Map(), lost: new Set() };
   const picklists = new SimulatedProvider<PicklistInput, { picklistId: string }>({
     kind: EFFECT_KINDS.picklist,
     dedups: dedups(EFFECT_KINDS.picklist),
@@ -62,8 +71,48 @@ export function warehouseProviders(dedups: (kind: string) => boolean) {
     },
     policy,
   });
+  // A read: asking again under the same key is always safe, as the shop's handler says (providerDedups).
+  const checks = new SimulatedProvider<ShipmentCheckInput, ShipmentCheckResult>({
+    kind: EFFECT_KINDS.shipmentCheck,
+    dedups: true,
+    lookup: true,
+    execute: (input) => readShipment(room, picklists, input),
+    policy,
+  });
   rooms.set(picklists, room);
-  return [picklists, cancels];
+  return [picklists, cancels, checks];
+}
+
+/**
+ * What the warehouse answers about a picklist: shipped (with what the webhook says or would have
+ * said), cancelled, accepted and waiting, or no such picklist. The simulator's shortages are always
+ * delivered, so it reports none: the shipment records those it heard of before it.
+ */
+function readShipment(
+  room: StockRoom,
+  picklists: SimulatedProvider<PicklistInput>,
+  input: ShipmentCheckInput,
+): DefiniteResult<ShipmentCheckResult> {
+  const shipment = room.shipments.get(input.picklistKey);
+  if (shipment) return succeeded({ status: "shipped", shipment: { ...shipment }, adjustments: [] });
+  if (room.cancelled.has(input.orderId)) return succeeded({ status: "cancelled" });
+  const known = picklists.executions.some(
+    (e) => e.key === input.picklistKey && e.performed && e.result.outcome === "succeeded",
+  );
+  return known ? succeeded({ status: "accepted" }) : failed(`no picklist under "${input.picklistKey}"`);
+}
+
+/**
+ * The warehouse's answer to a shipment check the reconciliation queue holds, as an operator would
+ * get it by asking the warehouse: a read has no record of its own to look up (the default operator
+ * would settle a check that never reached the warehouse as "failed": the warehouse knows nothing).
+ */
+export function askWarehouse(
+  env: { providers: SimulatedProvider[] },
+  input: ShipmentCheckInput,
+): DefiniteResult<ShipmentCheckResult> {
+  const picklists = picklistsOf(env);
+  return readShipment(rooms.get(picklists) as StockRoom, picklists, input);
 }
 
 const picklistsOf = (env: { providers: SimulatedProvider[] }) =>
@@ -101,16 +150,12 @@ export function warehouseWorker(env: SimEnv): SimWorker {
           calls++;
           continue;
         }
+        // Shipped already and its webhook lost for good: the warehouse never calls.
+        if (room.lost.has(execution.key)) continue;
         const again = acknowledged.has(execution.key);
         if (again && env.random.next() > 0.1) continue;
         // The goods leave before the webhook is called: a cancel from now on is refused.
-        room.shipped.add(orderId);
-        const shipment = {
-          type: "RecordShipment",
-          eventId: `ship:${execution.key}`,
-          shipmentId: `shp_${execution.key}`,
-          occurredAt: new Date(env.clock.now()).toISOString(),
-        };
+        const shipment = { type: "RecordShipment", ...ship(env, room, execution.key, orderId) };
         await env.runtime.send(shipmentAddress(orderId), shipment, {
           messageId: warehouseMessageId(shipment.eventId),
         });
@@ -121,6 +166,46 @@ export function warehouseWorker(env: SimEnv): SimWorker {
     },
   };
 }
+
+/** The goods of an accepted picklist leave (once: the same shipment whenever asked again). */
+function ship(env: SimEnv, room: StockRoom, key: string, orderId: string): CheckedShipment {
+  room.shipped.add(orderId);
+  const known = room.shipments.get(key);
+  if (known) return known;
+  const shipment = {
+    eventId: `ship:${key}`,
+    shipmentId: `shp_${key}`,
+    occurredAt: new Date(env.clock.now()).toISOString(),
+  };
+  room.shipments.set(key, shipment);
+  return shipment;
+}
+
+/**
+ * The warehouse ships an accepted picklist and its webhook is lost for good (it gave up on its
+ * retries while the shop was away): the worker never calls the shop for it. Only the shipment's
+ * check can tell the shop. At a moment the seed picks: of a picklist not shipped yet (`lost`), or
+ * of one shipped whose webhook the shop has not acknowledged yet (`lost-after-retries`).
+ */
+export const loseWebhook: SimAction = {
+  name: "lose-webhook",
+  async run(env, pick) {
+    const room = rooms.get(picklistsOf(env)) as StockRoom;
+    const acknowledged = env.outside.get("warehouse:acknowledged") as Set<string> | undefined;
+    const candidates = accepted(env).filter(
+      (e) =>
+        !room.lost.has(e.key) &&
+        !acknowledged?.has(e.key) &&
+        (room.shipped.has(e.input.orderId) || !room.cancelled.has(e.input.orderId)),
+    );
+    const execution = candidates[pick % Math.max(1, candidates.length)];
+    if (!execution) return undefined;
+    const moment = room.shipments.has(execution.key) ? "lost-after-retries" : "lost";
+    ship(env, room, execution.key, execution.input.orderId);
+    room.lost.add(execution.key);
+    return moment;
+  },
+};
 
 /** The shortages the warehouse reported and saw acknowledged, by order: what the invariants hold the shop to. */
 export const reportedShortages = (env: { outside: Map<string, unknown> }) => {

@@ -18,7 +18,9 @@ import { SIGNATURE_HEADER, signWebhook } from "../shared/webhook-signature.js";
  * and tells the shop through a webhook that it may deliver late and more than once (the seed's
  * "integration events arrive late, twice or out of order"). Now and then (`shortShipRate`) it
  * finds lines of an accepted picklist it cannot ship: it reports them first (a `LinesUnavailable`
- * webhook, one adjustment), then ships the rest.
+ * webhook, one adjustment), then ships the rest. And now and then (`lostWebhookRate`) the webhooks of
+ * a shipment never reach the shop at all (as when the warehouse gives up on its retries while the
+ * shop restarts): the shop then learns of the shipment only by asking, `GET /shipments?idempotencyKey=K`.
  */
 
 export const warehouseFaultsSchema = z.strictObject({
@@ -35,6 +37,12 @@ export const warehouseFaultsSchema = z.strictObject({
    * `LinesUnavailable` webhook, then the rest ships). Drawn from the seeded random at acceptance.
    */
   shortShipRate: z.number().min(0).max(1),
+  /**
+   * Fraction of accepted picklists whose webhooks (the shipment's, and the shortage's if any) are
+   * lost for good: never sent, recorded in the ledger as `lost`. Drawn from the seeded random at
+   * acceptance and kept with the picklist, so a restarted warehouse does not send them either.
+   */
+  lostWebhookRate: z.number().min(0).max(1),
 });
 export type WarehouseFaults = z.infer<typeof warehouseFaultsSchema>;
 export const noWarehouseFaults: WarehouseFaults = {
@@ -44,6 +52,7 @@ export const noWarehouseFaults: WarehouseFaults = {
   lateMs: 0,
   outOfStockRate: 0,
   shortShipRate: 0,
+  lostWebhookRate: 0,
 };
 
 export const picklistRequestSchema = z.strictObject({
@@ -70,6 +79,8 @@ export interface Picklist extends PicklistRequest {
    * a restarted warehouse reports the same shortage (never a different one under the same picklist).
    */
   unavailable?: PicklistLine[];
+  /** Its webhooks are never sent (`lostWebhookRate`): the shop must ask. Drawn at acceptance. */
+  webhooksLost?: true;
 }
 export interface Shipment {
   shipmentId: string;
@@ -99,7 +110,8 @@ export interface WebhookAttempt {
   attempt: number;
   /** Which delivery of the event this is: 1, or 2 for an injected duplicate. */
   delivery: number;
-  outcome: "delivered" | "rejected" | "error" | "gave-up";
+  /** `lost`: never sent (`lostWebhookRate`), as if every retry had been given up on. */
+  outcome: "delivered" | "rejected" | "error" | "gave-up" | "lost";
   status?: number;
   error?: string;
   at: string;
@@ -288,6 +300,12 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
         };
         ledger.append("shipments", shipment);
       }
+      if (picklist.webhooksLost) {
+        // Lost for good: the ledger says so, the shop hears nothing and must ask (GET /shipments).
+        if (shortage) record({ ...attemptOf(shortageWebhook(shortage), 0, 1), outcome: "lost" });
+        record({ ...attemptOf(shippedWebhook(shipment), 0, 1), outcome: "lost" });
+        return;
+      }
       if (plan.late) await clock.sleep(faults.get().lateMs, closing);
       if (shortage) {
         // Delivered until acknowledged before the OrderShipped (a crash of the warehouse in between
@@ -296,13 +314,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
         await deliver(report, 1);
         if (plan.duplicate) await deliver(report, 2);
       }
-      const payload: OrderShippedWebhook = {
-        eventId: shipment.eventId,
-        type: "OrderShipped",
-        orderId: shipment.orderId,
-        shipmentId: shipment.shipmentId,
-        occurredAt: shipment.at,
-      };
+      const payload = shippedWebhook(shipment);
       await deliver(payload, 1);
       if (plan.duplicate) await deliver(payload, 2);
     } catch (error) {
@@ -347,6 +359,12 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     return [{ sku: only.sku, quantity: 1 + Math.floor(pick * (only.quantity - 1)) }];
   };
 
+  /** Whether a new picklist's webhooks will be lost; the random is only consumed when the knob is on. */
+  const drawLost = (): boolean => {
+    const rate = faults.get().lostWebhookRate;
+    return rate > 0 && random.next() < rate;
+  };
+
   const drawShipping = () => {
     const current = faults.get();
     const late = random.next() < current.lateRate;
@@ -358,6 +376,8 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
   for (const picklist of ledger.data.picklists) {
     const shipment = shipmentOf(picklist.picklistId);
     const shortage = ledger.data.shortages.find((s) => s.picklistId === picklist.picklistId);
+    // Lost for good: once shipped, nothing of it is sent again.
+    if (picklist.webhooksLost && shipment) continue;
     const acknowledged = (eventId: string) =>
       ledger.data.webhooks.some((w) => w.eventId === eventId && w.outcome === "delivered");
     // A shortage given up on is reported again too, even once its shipment's webhook got through.
@@ -379,6 +399,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     const shipping = drawShipping();
     const stockDraw = random.next();
     const unavailable = drawShortage(body.lines);
+    const lost = drawLost();
     if (plan.fail) return injectedFailure(reply);
 
     const refused = stockoutByKey.get(key);
@@ -406,6 +427,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       ...body,
       at: new Date(clock.now()).toISOString(),
       ...(unavailable ? { unavailable } : {}),
+      ...(lost ? { webhooksLost: true as const } : {}),
     };
     ledger.append("picklists", picklist);
     remember(picklist);
@@ -426,6 +448,31 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       orderId: found.picklist.orderId,
       lines: found.picklist.lines,
       ...(shipment ? { shipmentId: shipment.shipmentId } : {}),
+    };
+  });
+
+  /**
+   * What became of the picklist sent under key K, as its webhooks say it (or would have said it):
+   * `shipped` with the shipment's `OrderShipped` and the shortage's `LinesUnavailable` (the same
+   * event ids, shipment ids and times as the webhooks), `cancelled` when the order was cancelled
+   * before it shipped, `accepted` while it waits to ship; 404 when the warehouse has no picklist
+   * under K. The shop asks when a shipment's webhook is overdue.
+   */
+  app.get("/shipments", async (request, reply) => {
+    const key = lookupKeyOf(request);
+    if (!key.ok) return reply.code(400).send(badRequest(key.issues));
+    const found = byKey.get(key.value);
+    if (!found) return reply.code(404).send({ error: `no picklist for Idempotency-Key "${key.value}"` });
+    const { picklistId, orderId } = found.picklist;
+    const shipment = shipmentOf(picklistId);
+    if (!shipment) return { status: cancelled(orderId) ? "cancelled" : "accepted", orderId, picklistId };
+    const shortages = ledger.data.shortages.filter((s) => s.picklistId === picklistId);
+    return {
+      status: "shipped",
+      orderId,
+      picklistId,
+      shipment: shippedWebhook(shipment),
+      adjustments: shortages.map(shortageWebhook),
     };
   });
 
@@ -487,6 +534,14 @@ function attemptOf(payload: WarehouseWebhook, attempt: number, delivery: number)
     payload.type === "OrderShipped" ? { shipmentId: payload.shipmentId } : { adjustmentId: payload.adjustmentId };
   return { eventId: payload.eventId, ...subject, attempt, delivery };
 }
+
+const shippedWebhook = (shipment: Shipment): OrderShippedWebhook => ({
+  eventId: shipment.eventId,
+  type: "OrderShipped",
+  orderId: shipment.orderId,
+  shipmentId: shipment.shipmentId,
+  occurredAt: shipment.at,
+});
 
 const shortageWebhook = (shortage: Shortage): LinesUnavailableWebhook => ({
   eventId: shortage.eventId,
