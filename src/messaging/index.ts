@@ -1,3 +1,10 @@
+export {
+  COLLECTION_OWNERS,
+  CollectionOwnedError,
+  type CollectionOwner,
+  collectionOwner,
+  retireConsumer,
+} from "./collection-owners.js";
 export { Consumer, type ConsumerOptions, type OrderingMode, sourceStreamOf } from "./consumer.js";
 export { type DeadLetterPayload, DeadLetters, deadLetterBody, type ReplayResult } from "./dead-letters.js";
 export {
@@ -19,6 +26,7 @@ export {
   type GapInfo,
   GapMonitor,
   type GapStatus,
+  isGapResolved,
   type ReconcileHook,
 } from "./gaps.js";
 export type {
