@@ -27,7 +27,7 @@ import {
 } from "./decider.js";
 import { type Faults, noFaults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
-import { type Logger, silentLogger } from "./logger.js";
+import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
@@ -127,7 +127,7 @@ export class Runtime {
     this.ids = options.ids ?? randomIds;
     this.random = options.random ?? systemRandom;
     this.faults = options.faults ?? noFaults;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.maxActive = options.maxActive ?? 10_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
