@@ -27,6 +27,7 @@ import {
 } from "./decider.js";
 import { type Faults, noFaults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
+import { commandHash, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
 import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { evolveRecords, recover } from "./recovery.js";
@@ -56,7 +57,10 @@ export interface RuntimeOptions {
 }
 
 export interface SendOptions {
-  /** Dedup id: a second command with the same id gets the stored reply and changes nothing. */
+  /**
+   * Dedup id: the same command again under this id gets the stored reply and changes nothing;
+   * another command under it is refused with `MessageConflictError` (see `held-command.ts`).
+   */
   messageId?: string;
   causationId?: string;
   correlationId?: string;
@@ -76,7 +80,7 @@ export interface SendResult {
   reply: unknown;
   /** Stream version after handling. */
   version: number;
-  /** True when the message id had been handled before and the stored reply was returned. */
+  /** True when the message id had been handled before (with this same command) and the stored reply was returned. */
   duplicate: boolean;
   events: EventRecord[];
 }
@@ -165,9 +169,13 @@ export class Runtime {
     const { messageId, causationId, correlationId } = options;
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
+    // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
+    const hash = messageId === undefined || isEffectOutcome(command) ? undefined : commandHash(command, messageId);
     const parent = context.active();
     return this.mailboxes.run(address, () =>
-      commandSpan(address, command.type, options, parent, () => this.handle(definition, address, command, options)),
+      commandSpan(address, command.type, options, parent, () =>
+        this.handle(definition, address, command, options, hash),
+      ),
     );
   }
 
@@ -217,7 +225,13 @@ export class Runtime {
     this.closed = true;
     this.active.clear();
   }
-  private async handle(definition: AnyActor, address: string, command: Typed, options: SendOptions) {
+  private async handle(
+    definition: AnyActor,
+    address: string,
+    command: Typed,
+    options: SendOptions,
+    hash: string | undefined,
+  ) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
     actorMetrics(this.metrics, definition.type).commands.inc();
@@ -247,7 +261,7 @@ export class Runtime {
         }
       } catch (error) {
         const prior =
-          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome);
+          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome, hash);
         if (prior) return prior;
         // A refusal decided on a cached state that another host has since moved past is no refusal
         // yet (an outcome for an effect that host requested, say): reload and decide again. A stale
@@ -274,6 +288,7 @@ export class Runtime {
         nextVersion,
         nextState,
         outcome,
+        hash,
       });
 
       const leasedTo = this.leaseRows(commit);
@@ -286,7 +301,7 @@ export class Runtime {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
-          const prior = await this.priorReply(definition, address, messageId, outcome);
+          const prior = await this.priorReply(definition, address, messageId, outcome, hash);
           if (prior) return prior;
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
@@ -349,25 +364,31 @@ export class Runtime {
     for (const [handOver, rows] of taken) handOver.take(rows);
   }
 
-  /** The stored reply of a message this actor already handled, with the actor's current version. */
+  /**
+   * The stored reply of a message this actor already handled, with the actor's current version.
+   * Throws `MessageConflictError` when it was handled with another command (`hash` differs).
+   */
   private async priorReply(
     definition: AnyActor,
     address: string,
     messageId: string,
     outcome: RoutedOutcome | undefined,
+    hash: string | undefined,
   ): Promise<SendResult | undefined> {
     const prior = await this.recordOf(address, messageId, outcome);
     if (!prior) return undefined;
+    const held = readHeld(prior.reply);
+    // An actor held without a read may have history that a later command must be decided on.
+    if (this.active.get(address)?.unverified) this.active.delete(address);
+    if (hash !== undefined) requireSameCommand(address, messageId, held.hash, hash);
     this.stats.duplicates++;
     actorMetrics(this.metrics, definition.type).duplicates.inc();
     // A final outcome recorded in the inbox, for a row that is not done: its done row was pruned and
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
     const done = outcome && !prior.byRow ? finalOutcome(outcome) : undefined;
     if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
-    // An actor held without a read may have history this reply's version must count.
-    if (this.active.get(address)?.unverified) this.active.delete(address);
     const activation = await this.activate(definition, address);
-    return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
+    return { reply: held.reply, version: activation.version, duplicate: true, events: [] };
   }
 
   /**
@@ -393,6 +414,8 @@ export class Runtime {
       nextVersion: number;
       nextState: unknown;
       outcome: RoutedOutcome | undefined;
+      /** The command's hash, kept with the reply (see `held-command.ts`); none for a routed outcome. */
+      hash: string | undefined;
     },
   ): Commit {
     const { messageId, options, now } = context;
@@ -483,7 +506,10 @@ export class Runtime {
           : {
               consumer: address,
               messageId,
-              reply: decision.reply ?? null,
+              reply:
+                context.hash === undefined
+                  ? (decision.reply ?? null)
+                  : heldCommand(context.hash, decision.reply ?? null),
               // The outcome's own row records it (its done transition), when nothing else must be kept.
               outcomeOf:
                 done && context.outcome && messageId === outcomeMessageId(context.outcome) && decision.reply == null
