@@ -31,6 +31,7 @@ import { commandHash, heldCommand, readHeld, requireSameCommand } from "./held-c
 import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { evolveRecords, recover } from "./recovery.js";
+import { checkSendInput } from "./send-input.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
 import { checkSchemas, currentVersion } from "./upcast.js";
 
@@ -166,6 +167,7 @@ export class Runtime {
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
   send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
     // Refused here, with the field named, rather than by the store after the decision ran.
+    checkSendInput(address, command, options);
     const { messageId, causationId, correlationId } = options;
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
