@@ -7,7 +7,12 @@ import {
   type PicklistCancelResult,
   type PicklistInput,
 } from "../ordering/effects.js";
-import { type RecordLinesUnavailable, shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
+import {
+  type RecordLinesUnavailable,
+  type RecordShipment,
+  shipmentAddress,
+  warehouseMessageId,
+} from "../shipping/actor.js";
 
 /**
  * The simulated warehouse: two providers (picklists and their cancellation) sharing one stock
@@ -89,6 +94,10 @@ export function warehouseWorker(env: SimEnv): SimWorker {
   const room = rooms.get(picklistsOf(env)) as StockRoom;
   if (!env.outside.has("warehouse:acknowledged")) env.outside.set("warehouse:acknowledged", new Set<string>());
   const acknowledged = env.outside.get("warehouse:acknowledged") as Set<string>;
+  // A webhook called again carries the body it was first called with: the same eventId with
+  // another body is a conflict the shop refuses (409), not a duplicate.
+  if (!env.outside.has("warehouse:shipments")) env.outside.set("warehouse:shipments", new Map<string, unknown>());
+  const shipments = env.outside.get("warehouse:shipments") as Map<string, RecordShipment>;
   return {
     name: "warehouse",
     async runOnce() {
@@ -105,12 +114,13 @@ export function warehouseWorker(env: SimEnv): SimWorker {
         if (again && env.random.next() > 0.1) continue;
         // The goods leave before the webhook is called: a cancel from now on is refused.
         room.shipped.add(orderId);
-        const shipment = {
+        const shipment: RecordShipment = shipments.get(execution.key) ?? {
           type: "RecordShipment",
           eventId: `ship:${execution.key}`,
           shipmentId: `shp_${execution.key}`,
           occurredAt: new Date(env.clock.now()).toISOString(),
         };
+        shipments.set(execution.key, shipment);
         await env.runtime.send(shipmentAddress(orderId), shipment, {
           messageId: warehouseMessageId(shipment.eventId),
         });
