@@ -3,20 +3,37 @@ import { InvalidInputError, MessageConflictError } from "../base/errors.js";
 
 /**
  * What an actor's inbox row keeps for a command sent with a message id: the reply it gave and a
- * hash of the command, so that the same id again is compared, not just matched. Same hash: a
- * duplicate, answered with the stored reply. Other hash: `MessageConflictError`, never a silent
- * duplicate. Held in the inbox row's `reply` JSON (no schema change). Rows written before hashes
- * were kept hold the bare reply and cannot be compared: such a repeat stays a duplicate.
- * Routed outcomes (effect and delivery outcomes, fired timers) are not hashed: their ids are
- * derived from the key and the first final outcome of a key wins, whatever a later one says.
+ * print of the command, so that the same id again is compared, not just matched. Kept in the
+ * inbox row's `reply` JSON (no schema change).
+ *
+ * - Same content: a duplicate, answered with the stored reply.
+ * - Another command type, or the same shape (fields at every depth, JSON types of their values)
+ *   with other values: `MessageConflictError`, never a silent duplicate. This is the client that
+ *   reuses an idempotency key for another body, the webhook that reuses an event id.
+ * - The same type in another shape: taken as the same request, answered as a duplicate. A release
+ *   that renames or adds a command's fields parses a client's retry, sent across the upgrade under
+ *   the same id, into the new shape; only the actor's code could tell the two apart. (So a repeat
+ *   that differs by an optional field present in one copy only is not caught either.)
+ *
+ * Rows written before prints were kept hold the bare reply and cannot be compared: such a repeat
+ * stays a duplicate. Routed outcomes (effect and delivery outcomes, fired timers) are not printed:
+ * their ids are derived from the key, and the first final outcome of a key wins.
  */
-const HASH_FIELD = "oncely.commandHash";
-const SHA256_HEX = /^[0-9a-f]{64}$/;
+const FIELD = "oncely.command";
+
+/** The print of a command: its type, a hash of its shape and a hash of its content. */
+export interface CommandPrint {
+  type: string;
+  shape: string;
+  hash: string;
+}
 
 export interface HeldCommand {
-  readonly [HASH_FIELD]: string;
+  readonly [FIELD]: CommandPrint;
   readonly reply: unknown;
 }
+
+const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** Object keys sorted at every level; values as `JSON.stringify` sees them (after `toJSON`). */
 function sortedKeys(_key: string, value: unknown): unknown {
@@ -27,12 +44,26 @@ function sortedKeys(_key: string, value: unknown): unknown {
   return sorted;
 }
 
+/** Every `path:type` of a JSON value, array positions merged (`lines[].sku:string`). */
+function shapeOf(value: unknown, path: string, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    into.add(`${path}:array`);
+    for (const item of value) shapeOf(item, `${path}[]`, into);
+  } else if (value !== null && typeof value === "object") {
+    into.add(`${path}:object`);
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) shapeOf(record[key], `${path}.${JSON.stringify(key)}`, into);
+  } else {
+    into.add(`${path}:${value === null ? "null" : typeof value}`);
+  }
+}
+
 /**
- * sha256 (hex) of the command's canonical JSON: its JSON form with keys sorted, so a command
- * handed over in memory and the same command read back from the outbox (a redelivered message)
- * hash alike, whatever their key order or `undefined` fields.
+ * The print of a command, from its JSON form with keys sorted, so that a command handed over in
+ * memory and the same command read back from the outbox (a redelivered message) print alike,
+ * whatever their key order, `undefined` fields or `Date` values.
  */
-export function commandHash(command: unknown, messageId: string): string {
+export function commandPrint(command: { type: string }, messageId: string): CommandPrint {
   let json: string | undefined;
   try {
     json = JSON.stringify(command, sortedKeys);
@@ -41,33 +72,44 @@ export function commandHash(command: unknown, messageId: string): string {
       `command: ${error instanceof Error ? error.message : String(error)}`,
     ]);
   }
-  return createHash("sha256")
-    .update(json ?? "null")
-    .digest("hex");
+  const paths = new Set<string>();
+  shapeOf(JSON.parse(json ?? "null"), "", paths);
+  return { type: command.type, shape: sha256([...paths].sort().join("\n")).slice(0, 16), hash: sha256(json ?? "null") };
 }
 
-export const heldCommand = (hash: string, reply: unknown): HeldCommand => ({ [HASH_FIELD]: hash, reply });
+export const heldCommand = (print: CommandPrint, reply: unknown): HeldCommand => ({ [FIELD]: print, reply });
 
-/** The hash and reply an inbox row holds; no hash for a row written before hashes were kept (or by an outcome). */
-export function readHeld(stored: unknown): { hash: string | undefined; reply: unknown } {
+const isPrint = (value: unknown): value is CommandPrint =>
+  value !== null &&
+  typeof value === "object" &&
+  typeof (value as CommandPrint).type === "string" &&
+  typeof (value as CommandPrint).shape === "string" &&
+  typeof (value as CommandPrint).hash === "string";
+
+/** The print and reply an inbox row holds; no print for a row written before prints were kept (or by an outcome). */
+export function readHeld(stored: unknown): { print: CommandPrint | undefined; reply: unknown } {
   if (stored !== null && typeof stored === "object" && !Array.isArray(stored)) {
     const record = stored as Record<string, unknown>;
-    const hash = record[HASH_FIELD];
-    const keys = Object.keys(record);
-    if (typeof hash === "string" && SHA256_HEX.test(hash) && keys.length === 2 && "reply" in record) {
-      return { hash, reply: record.reply };
-    }
+    const print = record[FIELD];
+    if (isPrint(print) && "reply" in record && Object.keys(record).length === 2) return { print, reply: record.reply };
   }
-  return { hash: undefined, reply: stored };
+  return { print: undefined, reply: stored };
 }
 
-/** Throws when `address` handled `messageId` with another command than the one hashed `hash`. */
-export function requireSameCommand(address: string, messageId: string, held: string | undefined, hash: string): void {
-  if (held === undefined || held === hash) return;
+/** Throws when `address` handled `messageId` with a command that conflicts with `next` (see above). */
+export function requireSameCommand(
+  address: string,
+  messageId: string,
+  held: CommandPrint | undefined,
+  next: CommandPrint,
+): void {
+  if (held === undefined || held.hash === next.hash) return;
+  if (held.type === next.type && held.shape !== next.shape) return;
+  const what = held.type === next.type ? "another command" : `a command of type "${held.type}"`;
   throw new MessageConflictError(
-    `actor "${address}": message id "${messageId}" was already handled with another command; ` +
+    `actor "${address}": message id "${messageId}" was already handled with ${what}; ` +
       "a message id names one command: send a different command under a new id",
     "payload",
-    { address, messageId, hash: held },
+    { address, messageId, command: held },
   );
 }

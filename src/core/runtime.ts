@@ -27,7 +27,7 @@ import {
 } from "./decider.js";
 import { type Faults, noFaults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
-import { commandHash, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
+import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
 import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { evolveRecords, recover } from "./recovery.js";
@@ -172,11 +172,11 @@ export class Runtime {
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
     // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
-    const hash = messageId === undefined || isEffectOutcome(command) ? undefined : commandHash(command, messageId);
+    const print = messageId === undefined || isEffectOutcome(command) ? undefined : commandPrint(command, messageId);
     const parent = context.active();
     return this.mailboxes.run(address, () =>
       commandSpan(address, command.type, options, parent, () =>
-        this.handle(definition, address, command, options, hash),
+        this.handle(definition, address, command, options, print),
       ),
     );
   }
@@ -232,7 +232,7 @@ export class Runtime {
     address: string,
     command: Typed,
     options: SendOptions,
-    hash: string | undefined,
+    print: CommandPrint | undefined,
   ) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
@@ -263,7 +263,7 @@ export class Runtime {
         }
       } catch (error) {
         const prior =
-          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome, hash);
+          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome, print);
         if (prior) return prior;
         // A refusal decided on a cached state that another host has since moved past is no refusal
         // yet (an outcome for an effect that host requested, say): reload and decide again. A stale
@@ -290,7 +290,7 @@ export class Runtime {
         nextVersion,
         nextState,
         outcome,
-        hash,
+        print,
       });
 
       const leasedTo = this.leaseRows(commit);
@@ -303,7 +303,7 @@ export class Runtime {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
-          const prior = await this.priorReply(definition, address, messageId, outcome, hash);
+          const prior = await this.priorReply(definition, address, messageId, outcome, print);
           if (prior) return prior;
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
@@ -368,21 +368,21 @@ export class Runtime {
 
   /**
    * The stored reply of a message this actor already handled, with the actor's current version.
-   * Throws `MessageConflictError` when it was handled with another command (`hash` differs).
+   * Throws `MessageConflictError` when it was handled with a command that conflicts with this one (`print`).
    */
   private async priorReply(
     definition: AnyActor,
     address: string,
     messageId: string,
     outcome: RoutedOutcome | undefined,
-    hash: string | undefined,
+    print: CommandPrint | undefined,
   ): Promise<SendResult | undefined> {
     const prior = await this.recordOf(address, messageId, outcome);
     if (!prior) return undefined;
     const held = readHeld(prior.reply);
     // An actor held without a read may have history that a later command must be decided on.
     if (this.active.get(address)?.unverified) this.active.delete(address);
-    if (hash !== undefined) requireSameCommand(address, messageId, held.hash, hash);
+    if (print !== undefined) requireSameCommand(address, messageId, held.print, print);
     this.stats.duplicates++;
     actorMetrics(this.metrics, definition.type).duplicates.inc();
     // A final outcome recorded in the inbox, for a row that is not done: its done row was pruned and
@@ -416,8 +416,8 @@ export class Runtime {
       nextVersion: number;
       nextState: unknown;
       outcome: RoutedOutcome | undefined;
-      /** The command's hash, kept with the reply (see `held-command.ts`); none for a routed outcome. */
-      hash: string | undefined;
+      /** The command's print, kept with the reply (see `held-command.ts`); none for a routed outcome. */
+      print: CommandPrint | undefined;
     },
   ): Commit {
     const { messageId, options, now } = context;
@@ -509,9 +509,9 @@ export class Runtime {
               consumer: address,
               messageId,
               reply:
-                context.hash === undefined
+                context.print === undefined
                   ? (decision.reply ?? null)
-                  : heldCommand(context.hash, decision.reply ?? null),
+                  : heldCommand(context.print, decision.reply ?? null),
               // The outcome's own row records it (its done transition), when nothing else must be kept.
               outcomeOf:
                 done && context.outcome && messageId === outcomeMessageId(context.outcome) && decision.reply == null
