@@ -5,6 +5,7 @@ import {
   NoDecisionError,
   NotRegisteredError,
   RetriesExhaustedError,
+  UndeclaredEffectError,
   VersionConflictError,
 } from "../base/errors.js";
 import { mapped } from "../base/mapped.js";
@@ -14,7 +15,7 @@ import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
-import type { AnyActor } from "./actor.js";
+import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
 import {
@@ -112,6 +113,8 @@ export class Runtime {
   readonly faults: Faults;
   readonly logger: Logger;
   private readonly definitions = new Map<string, AnyActor>();
+  /** Per actor type that declares its effects, the kinds its decisions may request. */
+  private readonly requestable = new Map<string, ReadonlySet<string>>();
   private readonly mailboxes = new Mailboxes();
   /** Insertion order is recency order: an entry is re-inserted on every use. */
   private readonly active = new Map<string, Activation>();
@@ -144,6 +147,8 @@ export class Runtime {
       }
       checkSchemas(`actor type "${definition.type}"`, definition.events);
       this.definitions.set(definition.type, definition);
+      const kinds = requestableKinds(definition);
+      if (kinds) this.requestable.set(definition.type, kinds);
     }
   }
 
@@ -261,6 +266,7 @@ export class Runtime {
         if (typeof decision !== "object" || decision === null) {
           throw new NoDecisionError(definition.type, address, command.type);
         }
+        this.requireDeclaredEffects(definition, address, decision);
       } catch (error) {
         const prior =
           messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome, print);
@@ -328,6 +334,18 @@ export class Runtime {
       `command ${command.type} for ${address} kept conflicting with other writers`,
       this.maxConflictRetries + 1,
     );
+  }
+
+  /** A decision of an actor that declares its effects may request only those (and timers): else nothing is committed. */
+  private requireDeclaredEffects(definition: AnyActor, address: string, decision: Decision): void {
+    const kinds = this.requestable.get(definition.type);
+    if (!kinds || !decision.effects) return;
+    for (const effect of decision.effects) {
+      if (!kinds.has(effect.kind)) {
+        const declared = (definition.effects ?? []).map((declaredEffect: { kind: string }) => declaredEffect.kind);
+        throw new UndeclaredEffectError(definition.type, address, effect.kind, declared);
+      }
+    }
   }
 
   /**
