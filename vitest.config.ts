@@ -30,6 +30,9 @@ export default defineConfig({
       },
     ],
     testTimeout: 30_000,
+    // The library's default logger writes warnings to stderr; tests silence it explicitly, and a
+    // test of that default clears this for the process it starts.
+    env: { ONCELY_LOG_LEVEL: "silent" },
     pool: "forks",
     // Most int and e2e files wait on PostgreSQL, NATS, child processes and timers rather than on
     // this process's CPU; vitest's default on 2 cores is one worker at a time.

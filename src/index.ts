@@ -27,6 +27,7 @@ export {
   TerminalError,
   TerminalStorageError,
   toError,
+  UndeclaredEffectError,
   UnhandledEventError,
   VersionConflictError,
 } from "./base/errors.js";

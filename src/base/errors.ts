@@ -96,6 +96,25 @@ export class NoDecisionError extends CommandRejectedError {
   }
 }
 
+/**
+ * An actor that declares its effects (`effects: [...]`) decided to request a kind it does not
+ * declare. Refused before anything is committed, and never retried: the same code gives the same
+ * answer (a terminal rejection for a caller, a dead row for an outcome, as `NoDecisionError`).
+ */
+export class UndeclaredEffectError extends CommandRejectedError {
+  constructor(
+    readonly actorType: string,
+    readonly address: string,
+    readonly kind: string,
+    readonly declared: readonly string[],
+  ) {
+    super(
+      `decide of actor "${actorType}" (${address}) requested effect kind "${kind}", which the actor does not declare ` +
+        `(declared: ${declared.length > 0 ? declared.join(", ") : "none"}): add it to the actor's effects`,
+    );
+  }
+}
+
 /** Two requests used one idempotency key with different inputs. */
 export class IdempotencyKeyReusedError extends TerminalError {
   constructor(

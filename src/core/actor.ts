@@ -27,7 +27,11 @@ export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends
   extends Decider<S, C | O, E> {
   /** The address prefix: an actor `order/42` has type `order`. */
   type: string;
-  /** The effects its decisions request (see `defineEffect`); their outcomes are typed in `decide`. */
+  /**
+   * The effects its decisions request (see `defineEffect`); their outcomes are typed in `decide`.
+   * Once declared, a decision requesting another kind is refused with `UndeclaredEffectError`
+   * (durable timers need no declaration).
+   */
   effects?: readonly EffectType[];
   /** True when its decisions `send` messages: `decide` then also takes `MessageOutcome`. */
   messages?: boolean;
@@ -77,6 +81,21 @@ export function defineActor<
   M extends boolean = false,
 >(definition: TypedActor<S, C, E, Fx, M>): TypedActor<S, C, E, Fx, M> {
   return definition;
+}
+
+/**
+ * Kinds the library runs itself and every dispatcher serves, requested without a declaration:
+ * durable timers (`deadline(...)`, kind `TIMER_KIND` in effects/timer.ts).
+ */
+const BUILT_IN_KINDS: readonly string[] = ["oncely.timer"];
+
+/**
+ * The effect kinds an actor may request: those it declares, plus the built-in ones; `undefined`
+ * when it declares none (any kind, as before declarations existed).
+ */
+export function requestableKinds(definition: Pick<ActorDefinition, "effects">): ReadonlySet<string> | undefined {
+  if (definition.effects === undefined) return undefined;
+  return new Set([...definition.effects.map((effect) => effect.kind), ...BUILT_IN_KINDS]);
 }
 
 /** An actor of any state, command and event type, as a registry holds them. */

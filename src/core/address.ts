@@ -7,6 +7,10 @@ export interface Address {
 }
 
 export function parseAddress(address: string): Address {
+  // Callers from plain JavaScript (or `as` casts) pass anything: name it rather than fail on a method call.
+  if (typeof address !== "string") {
+    throw new InvalidInputError(`actor address must be a string "type/id", got ${describeValue(address)}`);
+  }
   const slash = address.indexOf("/");
   if (slash <= 0 || slash === address.length - 1) {
     throw new InvalidInputError(`actor address must look like "type/id", got "${address}"`);
@@ -15,3 +19,6 @@ export function parseAddress(address: string): Address {
 }
 
 export const formatAddress = (type: string, id: string): string => `${type}/${id}`;
+
+const describeValue = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;

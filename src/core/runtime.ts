@@ -5,6 +5,7 @@ import {
   NoDecisionError,
   NotRegisteredError,
   RetriesExhaustedError,
+  UndeclaredEffectError,
   VersionConflictError,
 } from "../base/errors.js";
 import { mapped } from "../base/mapped.js";
@@ -14,7 +15,7 @@ import { newOutboxRow } from "../journal/rows.js";
 import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
-import type { AnyActor } from "./actor.js";
+import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
 import {
@@ -27,9 +28,11 @@ import {
 } from "./decider.js";
 import { type Faults, noFaults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
-import { type Logger, silentLogger } from "./logger.js";
+import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
+import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { evolveRecords, recover } from "./recovery.js";
+import { checkSendInput } from "./send-input.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
 import { checkSchemas, currentVersion } from "./upcast.js";
 
@@ -56,7 +59,10 @@ export interface RuntimeOptions {
 }
 
 export interface SendOptions {
-  /** Dedup id: a second command with the same id gets the stored reply and changes nothing. */
+  /**
+   * Dedup id: the same command again under this id gets the stored reply and changes nothing;
+   * another command under it is refused with `MessageConflictError` (see `held-command.ts`).
+   */
   messageId?: string;
   causationId?: string;
   correlationId?: string;
@@ -76,7 +82,7 @@ export interface SendResult {
   reply: unknown;
   /** Stream version after handling. */
   version: number;
-  /** True when the message id had been handled before and the stored reply was returned. */
+  /** True when the message id had been handled before (with this same command) and the stored reply was returned. */
   duplicate: boolean;
   events: EventRecord[];
 }
@@ -107,6 +113,8 @@ export class Runtime {
   readonly faults: Faults;
   readonly logger: Logger;
   private readonly definitions = new Map<string, AnyActor>();
+  /** Per actor type that declares its effects, the kinds its decisions may request. */
+  private readonly requestable = new Map<string, ReadonlySet<string>>();
   private readonly mailboxes = new Mailboxes();
   /** Insertion order is recency order: an entry is re-inserted on every use. */
   private readonly active = new Map<string, Activation>();
@@ -127,7 +135,7 @@ export class Runtime {
     this.ids = options.ids ?? randomIds;
     this.random = options.random ?? systemRandom;
     this.faults = options.faults ?? noFaults;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.maxActive = options.maxActive ?? 10_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
@@ -139,6 +147,8 @@ export class Runtime {
       }
       checkSchemas(`actor type "${definition.type}"`, definition.events);
       this.definitions.set(definition.type, definition);
+      const kinds = requestableKinds(definition);
+      if (kinds) this.requestable.set(definition.type, kinds);
     }
   }
 
@@ -162,12 +172,17 @@ export class Runtime {
   /** Handle one command in the actor's mailbox. Resolves after the commit, with the reply. */
   send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
     // Refused here, with the field named, rather than by the store after the decision ran.
+    checkSendInput(address, command, options);
     const { messageId, causationId, correlationId } = options;
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
+    // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
+    const print = messageId === undefined || isEffectOutcome(command) ? undefined : commandPrint(command, messageId);
     const parent = context.active();
     return this.mailboxes.run(address, () =>
-      commandSpan(address, command.type, options, parent, () => this.handle(definition, address, command, options)),
+      commandSpan(address, command.type, options, parent, () =>
+        this.handle(definition, address, command, options, print),
+      ),
     );
   }
 
@@ -217,7 +232,13 @@ export class Runtime {
     this.closed = true;
     this.active.clear();
   }
-  private async handle(definition: AnyActor, address: string, command: Typed, options: SendOptions) {
+  private async handle(
+    definition: AnyActor,
+    address: string,
+    command: Typed,
+    options: SendOptions,
+    print: CommandPrint | undefined,
+  ) {
     if (this.closed) throw new NotRegisteredError("runtime is closed");
     this.stats.commands++;
     actorMetrics(this.metrics, definition.type).commands.inc();
@@ -245,9 +266,10 @@ export class Runtime {
         if (typeof decision !== "object" || decision === null) {
           throw new NoDecisionError(definition.type, address, command.type);
         }
+        this.requireDeclaredEffects(definition, address, decision);
       } catch (error) {
         const prior =
-          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome);
+          messageId === undefined ? undefined : await this.priorReply(definition, address, messageId, outcome, print);
         if (prior) return prior;
         // A refusal decided on a cached state that another host has since moved past is no refusal
         // yet (an outcome for an effect that host requested, say): reload and decide again. A stale
@@ -274,6 +296,7 @@ export class Runtime {
         nextVersion,
         nextState,
         outcome,
+        print,
       });
 
       const leasedTo = this.leaseRows(commit);
@@ -286,7 +309,7 @@ export class Runtime {
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
-          const prior = await this.priorReply(definition, address, messageId, outcome);
+          const prior = await this.priorReply(definition, address, messageId, outcome, print);
           if (prior) return prior;
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
@@ -311,6 +334,18 @@ export class Runtime {
       `command ${command.type} for ${address} kept conflicting with other writers`,
       this.maxConflictRetries + 1,
     );
+  }
+
+  /** A decision of an actor that declares its effects may request only those (and timers): else nothing is committed. */
+  private requireDeclaredEffects(definition: AnyActor, address: string, decision: Decision): void {
+    const kinds = this.requestable.get(definition.type);
+    if (!kinds || !decision.effects) return;
+    for (const effect of decision.effects) {
+      if (!kinds.has(effect.kind)) {
+        const declared = (definition.effects ?? []).map((declaredEffect: { kind: string }) => declaredEffect.kind);
+        throw new UndeclaredEffectError(definition.type, address, effect.kind, declared);
+      }
+    }
   }
 
   /**
@@ -349,25 +384,31 @@ export class Runtime {
     for (const [handOver, rows] of taken) handOver.take(rows);
   }
 
-  /** The stored reply of a message this actor already handled, with the actor's current version. */
+  /**
+   * The stored reply of a message this actor already handled, with the actor's current version.
+   * Throws `MessageConflictError` when it was handled with a command that conflicts with this one (`print`).
+   */
   private async priorReply(
     definition: AnyActor,
     address: string,
     messageId: string,
     outcome: RoutedOutcome | undefined,
+    print: CommandPrint | undefined,
   ): Promise<SendResult | undefined> {
     const prior = await this.recordOf(address, messageId, outcome);
     if (!prior) return undefined;
+    const held = readHeld(prior.reply);
+    // An actor held without a read may have history that a later command must be decided on.
+    if (this.active.get(address)?.unverified) this.active.delete(address);
+    if (print !== undefined) requireSameCommand(address, messageId, held.print, print);
     this.stats.duplicates++;
     actorMetrics(this.metrics, definition.type).duplicates.inc();
     // A final outcome recorded in the inbox, for a row that is not done: its done row was pruned and
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
     const done = outcome && !prior.byRow ? finalOutcome(outcome) : undefined;
     if (done) await this.journal.commit({ outboxDone: [done], now: this.clock.now() });
-    // An actor held without a read may have history this reply's version must count.
-    if (this.active.get(address)?.unverified) this.active.delete(address);
     const activation = await this.activate(definition, address);
-    return { reply: prior.reply, version: activation.version, duplicate: true, events: [] };
+    return { reply: held.reply, version: activation.version, duplicate: true, events: [] };
   }
 
   /**
@@ -393,6 +434,8 @@ export class Runtime {
       nextVersion: number;
       nextState: unknown;
       outcome: RoutedOutcome | undefined;
+      /** The command's print, kept with the reply (see `held-command.ts`); none for a routed outcome. */
+      print: CommandPrint | undefined;
     },
   ): Commit {
     const { messageId, options, now } = context;
@@ -483,7 +526,10 @@ export class Runtime {
           : {
               consumer: address,
               messageId,
-              reply: decision.reply ?? null,
+              reply:
+                context.print === undefined
+                  ? (decision.reply ?? null)
+                  : heldCommand(context.print, decision.reply ?? null),
               // The outcome's own row records it (its done transition), when nothing else must be kept.
               outcomeOf:
                 done && context.outcome && messageId === outcomeMessageId(context.outcome) && decision.reply == null

@@ -4,7 +4,7 @@ import { InvalidInputError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { type Logger, resolveLogger } from "../core/logger.js";
 import type { Journal, NewOutboxRow, OutboxCategory, OutboxRow } from "../journal/types.js";
 import { outboxStepSpan } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
@@ -110,7 +110,7 @@ export class Dispatcher implements HandOver {
     this.concurrency = positive("concurrency", options.concurrency ?? 8);
     this.pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? 1_000);
     this.clock = options.clock ?? systemClock;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.defaultPolicy = resolvePolicy(options.defaultPolicy);
     const handlers = new Map<string, EffectHandler>();
     for (const handler of options.handlers ?? []) {

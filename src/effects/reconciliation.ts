@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { type Logger, resolveLogger } from "../core/logger.js";
 import type { Journal } from "../journal/types.js";
 import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "./errors.js";
 import { compactState, effectRowState, type PendingOutcome } from "./row-state.js";
@@ -70,7 +70,7 @@ export class Reconciliation {
   constructor(options: { journal: Journal; clock?: Clock; logger?: Logger }) {
     this.journal = options.journal;
     this.clock = options.clock ?? systemClock;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
   }
 
   async list(filter: { kind?: string; owner?: string; limit?: number } = {}): Promise<ReconciliationItem[]> {

@@ -122,8 +122,7 @@ export class Awaiter {
       ...(keys === "all" ? [signal.watchAll(nudge)] : keys.map((key) => signal.watch(key, nudge))),
       runtime.journal.onOutbox(nudge),
     ];
-    stopped?.addEventListener("abort", cancel);
-    options.signal?.addEventListener("abort", cancel);
+    const unlisten = [stopped, options.signal].map((abort) => (abort ? onAbort(abort, cancel) : () => {}));
     let pollMs: number = AWAIT_DEFAULTS.pollFirstMs;
     try {
       for (;;) {
@@ -141,9 +140,46 @@ export class Awaiter {
         pollMs = woken ? AWAIT_DEFAULTS.pollFirstMs : Math.min(pollMs * 2, AWAIT_DEFAULTS.pollMaxMs);
       }
     } finally {
-      for (const off of unsubscribe) off();
-      stopped?.removeEventListener("abort", cancel);
-      options.signal?.removeEventListener("abort", cancel);
+      for (const off of [...unsubscribe, ...unlisten]) off();
     }
   }
+}
+
+/** One 'abort' listener on a signal and the waits it cancels. */
+interface Fanout {
+  waits: Set<() => void>;
+  remove(): void;
+}
+/** Per signal listened on: the host's stop signal, a caller's signal shared by many waits. */
+const fanouts = new WeakMap<AbortSignal, Fanout>();
+
+/**
+ * Call `cancel` when `signal` aborts, through one 'abort' listener per signal however many waits
+ * are on it (a listener per wait made Node warn, `MaxListenersExceededWarning`, from the eleventh
+ * concurrent wait on one signal). The listener goes with the signal's last wait, so a long-lived
+ * signal keeps nothing of ours between waits. Returns what ends this wait's interest.
+ */
+function onAbort(signal: AbortSignal, cancel: () => void): () => void {
+  let fanout = fanouts.get(signal);
+  if (!fanout) {
+    const waits = new Set<() => void>();
+    const listener = () => {
+      for (const wait of [...waits]) wait();
+    };
+    signal.addEventListener("abort", listener, { once: true });
+    fanout = {
+      waits,
+      remove: () => {
+        signal.removeEventListener("abort", listener);
+        fanouts.delete(signal);
+      },
+    };
+    fanouts.set(signal, fanout);
+  }
+  const { waits, remove } = fanout;
+  waits.add(cancel);
+  return () => {
+    waits.delete(cancel);
+    if (waits.size === 0) remove();
+  };
 }

@@ -13,7 +13,7 @@ import {
 import { storableId } from "../base/storable-text.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { type Logger, resolveLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
 import { type Schemas, VersionTooNewError } from "../core/upcast.js";
@@ -172,7 +172,7 @@ export class Consumer {
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomIds;
     this.faults = options.faults ?? noFaults;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.metrics = options.metrics ?? messagingMetrics();
     this.maxDeliveries = options.maxDeliveries ?? 5;
     this.retryBaseMs = options.retryBaseMs ?? 200;

@@ -1,7 +1,7 @@
 import { toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { type Logger, resolveLogger } from "../core/logger.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
@@ -92,7 +92,7 @@ export class Relay {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? systemRandom;
     this.faults = options.faults ?? noFaults;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.metrics = options.metrics ?? messagingMetrics();
     this.leaseMs = options.leaseMs ?? 30_000;
     this.batchSize = options.batchSize ?? 100;

@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { type Logger, resolveLogger } from "../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
 import { brokerMessageId } from "../messaging/signing.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
@@ -56,7 +56,7 @@ export class NatsTransport implements Transport {
     private readonly jsm: JetStreamManager,
   ) {
     this.js = jetstream(o.connection);
-    this.logger = o.logger ?? silentLogger;
+    this.logger = resolveLogger(o.logger);
   }
 
   /** Connects the JetStream API and creates or updates the stream. */

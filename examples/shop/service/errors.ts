@@ -6,6 +6,7 @@ import {
   EffectNotSettleableError,
   IdempotencyKeyReusedError,
   InvalidInputError,
+  MessageConflictError,
   NotRegisteredError,
   RetryableError,
 } from "oncely";
@@ -21,7 +22,7 @@ import {
  * | body over the limit | 413 |
  * | unsupported content type | 415 |
  * | NotFoundError, NotRegisteredError, EffectNotFoundError | 404 |
- * | CommandRejectedError, IdempotencyKeyReusedError, ConflictError, EffectNotSettleableError | 409 |
+ * | CommandRejectedError, IdempotencyKeyReusedError, ConflictError, MessageConflictError (a message id reused for another command), EffectNotSettleableError | 409 |
  * | RetryableError (storage down, conflicts exhausted...) | 503 with Retry-After |
  * | anything else | 500 (logged; the message is not echoed) |
  */
@@ -78,6 +79,7 @@ export function httpError(error: unknown): {
     error instanceof CommandRejectedError ||
     error instanceof IdempotencyKeyReusedError ||
     error instanceof ConflictError ||
+    error instanceof MessageConflictError ||
     error instanceof EffectNotSettleableError
   ) {
     return { status: 409, body: { error: error.message } };

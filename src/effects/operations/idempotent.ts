@@ -1,6 +1,6 @@
 import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../base/errors.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../../core/clock.js";
-import { type Logger, silentLogger } from "../../core/logger.js";
+import { type Logger, resolveLogger } from "../../core/logger.js";
 import { requestHash } from "./canonical.js";
 import type { OperationOutcome, OperationStore } from "./types.js";
 
@@ -62,7 +62,7 @@ export class IdempotentOperations {
     }
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomIds;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
   }
 
   async perform<R>(

@@ -1,5 +1,5 @@
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
-import { type Logger, silentLogger } from "../../core/logger.js";
+import { type Logger, resolveLogger } from "../../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
 import { subjectMatches } from "../subjects.js";
@@ -84,7 +84,7 @@ export class InProcessTransport implements Transport {
   constructor(options: InProcessTransportOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? systemRandom;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.knobs = options.faults ?? {};
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryMaxMs = options.retryMaxMs ?? 10_000;

@@ -1,6 +1,6 @@
 import { JOURNAL_TRANSPORT_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
-import { type Logger, silentLogger } from "../../core/logger.js";
+import { type Logger, resolveLogger } from "../../core/logger.js";
 import type { Journal } from "../../journal/types.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
@@ -63,7 +63,7 @@ export class JournalTransport implements Transport {
     this.journal = options.journal;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? systemRandom;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.faults = options.faults ?? {};
     this.pollMs = positiveMs("journal transport pollMs", options.pollMs ?? JOURNAL_TRANSPORT_DEFAULTS.pollMs);
     this.batchSize = positiveInteger(

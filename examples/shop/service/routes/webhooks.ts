@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { InvalidInputError } from "oncely";
+import { InvalidInputError, MessageConflictError } from "oncely";
 import { z } from "zod";
 import {
   DEFAULT_WEBHOOK_TOLERANCE_MS,
@@ -125,6 +125,10 @@ export function webhookRoutes(
       result = await ctx.runtime.send(address, command, { messageId: warehouseMessageId(webhook.eventId) });
     } catch (error) {
       if (error instanceof UnknownShipmentError) throw unknown();
+      // The shipment's inbox holds this eventId's webhook with another body.
+      if (error instanceof MessageConflictError) {
+        throw new ConflictError(`eventId ${webhook.eventId} reused with a different payload: ${error.message}`);
+      }
       throw error;
     }
     if (result.duplicate && webhook.type === "OrderShipped") {
