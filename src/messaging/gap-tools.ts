@@ -146,20 +146,33 @@ async function noGapReason(journal: Journal, consumer: string, source: string): 
   );
 }
 
+/** The runs of versions missing between the checkpoint and the highest parked version. */
+function missingRuns(checkpoint: number, parked: readonly number[]): { from: number; to: number }[] {
+  const runs: { from: number; to: number }[] = [];
+  let next = checkpoint + 1;
+  for (const version of parked) {
+    if (version > next) runs.push({ from: next, to: version - 1 });
+    next = version + 1;
+  }
+  return runs;
+}
+
 /** What a supply did: the event, parked at its version, for the consumer's release to apply. */
 export interface SuppliedGapEvent {
   consumer: string;
   source: string;
   version: number;
   eventId: string;
-  /** The gap as found: checkpoint + 1 up to the version before the first parked one. */
+  /** The run of missing versions it belongs to, as found (between the checkpoint and a parked version). */
   gap: { from: number; to: number };
 }
 
 /**
  * Supply one missing event of a gap (e.g. fetched from the producer): validated as an envelope,
- * and accepted only when its source stream has a gap, its `aggregateVersion` lies inside it, no
- * message is parked at that version and the consumer has not handled its eventId. It is parked at
+ * and accepted only when its `aggregateVersion` is missing in its source stream (past the
+ * checkpoint, below a parked version, nothing parked at it) and the consumer has not handled its
+ * eventId. Several missing versions can be supplied one after the other before the consumer's
+ * next gap check, each parked until the ones before it are in. It is parked at
  * its version, so the consumer's release applies it through the normal path (handler, inbox,
  * checkpoint) and then what is parked behind it: at once when it is the next version (at the
  * consumer's next gap check), else once the versions before it are supplied or skipped.
@@ -185,26 +198,26 @@ export async function supplyGapEvent(
   const source = sourceStreamOf(envelope);
   const checkpoint = await journal.getCheckpoint(consumer, source);
   const parked = await liveParked(journal, consumer, source, checkpoint);
-  const first = parked[0];
-  if (!first || first.version === checkpoint + 1) {
-    throw new InvalidInputError(await noGapReason(journal, consumer, source));
-  }
-  const gap = { from: checkpoint + 1, to: first.version - 1 };
-  const parkedVersions = new Set(parked.map((p) => p.version));
-  if (parkedVersions.has(version)) {
+  const missing = missingRuns(
+    checkpoint,
+    parked.map((p) => p.version),
+  );
+  if (missing.length === 0) throw new InvalidInputError(await noGapReason(journal, consumer, source));
+  const runs = missing.map((r) => `${r.from}..${r.to}`).join(", ");
+  if (parked.some((p) => p.version === version)) {
     throw new InvalidInputError(
-      `consumer "${consumer}" already has a message parked at version ${version} of "${source}"; ` +
-        `the gap is ${gap.from}..${gap.to}`,
+      `consumer "${consumer}" already has a message parked at version ${version} of "${source}" (missing: ${runs})`,
     );
   }
-  if (version < gap.from || version > gap.to) {
+  const gap = missing.find((r) => r.from <= version && version <= r.to);
+  if (!gap) {
     const where =
       version <= checkpoint
         ? `version ${version} is taken: the checkpoint is ${checkpoint}`
-        : `version ${version} lies past the first parked version ${first.version}`;
+        : `nothing is parked past version ${version}`;
     throw new InvalidInputError(
-      `event ${envelope.eventId} is version ${version} of "${source}", outside the gap of consumer "${consumer}" ` +
-        `(missing ${gap.from}..${gap.to}; ${where})`,
+      `event ${envelope.eventId} is version ${version} of "${source}", not a missing version of consumer "${consumer}" ` +
+        `(missing: ${runs}; ${where})`,
     );
   }
   if (await journal.getInbox(consumer, envelope.eventId)) {

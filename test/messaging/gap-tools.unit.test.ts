@@ -141,6 +141,11 @@ describe("gap tools: supplyGapEvent", () => {
     });
     await fx.consumer.checkGaps();
     expect(await fx.versions()).toEqual([1]); // 2 is still missing
+    expect((await listGaps(fx.journal))[0]).toMatchObject({
+      firstMissing: 2,
+      lastMissing: 2,
+      parkedVersions: [3, 4, 5],
+    });
     await supplyGapEvent(fx.journal, { ...by, envelope: orderEvent("o1", 2) });
     await fx.consumer.checkGaps();
     expect(await fx.versions()).toEqual([1, 2, 3, 4, 5]);
@@ -160,13 +165,13 @@ describe("gap tools: supplyGapEvent", () => {
     await expect(supply(unversioned)).rejects.toThrow(/has no aggregateVersion/);
     await expect(supply(orderEvent("o2", 2))).rejects.toThrow(/no gap: consumer "view" has nothing parked/);
     await expect(supply(orderEvent("o1", 1))).rejects.toThrow(
-      /version 1 of "orders\/o1", outside the gap .*missing 2..3; version 1 is taken: the checkpoint is 1/,
+      /version 1 of "orders\/o1", not a missing version of consumer "view" \(missing: 2..3; version 1 is taken: the checkpoint is 1\)/,
     );
     await expect(supply({ ...orderEvent("o1", 5), aggregateVersion: 6, eventId: "o1:6" })).rejects.toThrow(
-      /version 6 lies past the first parked version 4/,
+      /missing: 2..3; nothing is parked past version 6/,
     );
     await expect(supply({ ...orderEvent("o1", 4), eventId: "other" })).rejects.toThrow(
-      /already has a message parked at version 4 of "orders\/o1"; the gap is 2..3/,
+      /already has a message parked at version 4 of "orders\/o1" \(missing: 2..3\)/,
     );
     await expect(supply({ ...orderEvent("o1", 1), aggregateVersion: 2 })).rejects.toThrow(
       /has handled event o1:OrderPlaced already/,
