@@ -47,7 +47,8 @@ async function world() {
     setStdin: (text: string) => {
       stdin = text;
     },
-    versions: async () => ((await journal.getDocument("timeline", "o1"))?.doc as { versions: number[] }).versions,
+    versions: async () =>
+      ((await journal.getDocument("timeline", "o1"))?.doc as { versions: number[] } | undefined)?.versions ?? [],
     async run(...args: string[]) {
       const program = new Command().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
       registerGapCommands(program, async () => journal, {
