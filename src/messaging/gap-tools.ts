@@ -6,6 +6,8 @@ import { parseEnvelope } from "./envelope.js";
 import { commitGapSkip, liveParked, type SkippedGap } from "./gap-skip.js";
 import { GAP_ALERTS, type GapAlert, gapAlertId } from "./gaps.js";
 
+export type { SkippedGap } from "./gap-skip.js";
+
 /**
  * Operator tools for the gaps of sequenced consumers, working on the journal alone: the CLI and
  * the console have no consumer (its handler is the application's code). A skip moves the
