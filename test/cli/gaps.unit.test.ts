@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { registerGapCommands } from "../../src/cli/gaps.js";
+import { createOncelyCli } from "../../src/cli/program.js";
 import { listActions } from "../../src/console/audit.js";
 import { sequentialIds } from "../../src/core/clock.js";
 import { memoryJournal } from "../../src/journal/memory.js";
@@ -63,6 +64,11 @@ async function world() {
 }
 
 describe("`oncely gaps`", () => {
+  it("is a command of the oncely CLI", () => {
+    const gaps = createOncelyCli().program.commands.find((c) => c.name() === "gaps");
+    expect(gaps?.commands.map((c) => c.name())).toEqual(["list", "skip", "supply"]);
+  });
+
   it("lists a gap, and `skip` moves the checkpoint, marks the alert and records the operator", async () => {
     const w = await world();
     await w.run("gaps", "list");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
 import { memoryJournal } from "../../src/journal/memory.js";
+import type { Commit, Journal } from "../../src/journal/types.js";
 import { Consumer } from "../../src/messaging/consumer.js";
 import { listGaps, skipGap, supplyGapEvent } from "../../src/messaging/gap-tools.js";
 import { GAP_ALERTS } from "../../src/messaging/gaps.js";
@@ -117,6 +118,31 @@ describe("gap tools: skipGap", () => {
     await expect(
       skipGap(fx.journal, { consumer: "view", source: "orders/o1", by: " ", clock: fx.clock }),
     ).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it("retries when the running consumer moves the checkpoint between its read and its guarded commit", async () => {
+    const fx = setup();
+    await gapOf2to3(fx);
+    // The real journal, with the consumer applying version 2 just before the skip's first commit lands.
+    let raced = false;
+    const racing: Journal = Object.create(fx.journal, {
+      commit: {
+        value: async (commit: Commit) => {
+          if (commit.checkpoint && !raced) {
+            raced = true;
+            await fx.consumer.handle(orderEvent("o1", 2));
+          }
+          return fx.journal.commit(commit);
+        },
+      },
+    });
+    const skipped = await skipGap(racing, { consumer: "view", source: "orders/o1", by: "ada", clock: fx.clock });
+    expect(raced).toBe(true);
+    // Read again: only version 3 is missing now, and the alert raised on 2.. is the consumer's to mark filled.
+    expect(skipped).toMatchObject({ from: 3, to: 3, alertMarked: false });
+    await fx.consumer.checkGaps();
+    expect(await fx.versions()).toEqual([1, 2, 4, 5]);
+    expect((await fx.consumer.listGapAlerts())[0]).toMatchObject({ status: "filled" });
   });
 
   it("Consumer.skipGap keeps its behaviour through the shared skip: recorded, then released", async () => {
