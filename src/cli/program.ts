@@ -3,6 +3,7 @@ import type { AnyActor } from "../core/actor.js";
 import type { Journal } from "../journal/types.js";
 import { registerConsoleCommand } from "./console.js";
 import { type CliConsumers, registerDeadLetterCommands } from "./dead-letters.js";
+import { registerGapCommands } from "./gaps.js";
 import { registerJournalCommands } from "./journal-commands.js";
 import { openJournal as open } from "./open-journal.js";
 import { registerReconcileCommands } from "./reconcile.js";
@@ -34,7 +35,7 @@ export function createOncelyCli(options: Omit<OncelyCliOptions, "argv"> = {}): {
   const program = new Command()
     .name(options.name ?? "oncely")
     .description(
-      "Operate an oncely journal: effects, reconciliation, dead letters, inbox and outbox retention, streams, web console.",
+      "Operate an oncely journal: effects, reconciliation, dead letters, gaps, inbox and outbox retention, streams, web console.",
     )
     .option("--db <url>", "journal: postgres://…, sqlite:PATH, or unset for ./data/oncely.db", process.env.DATABASE_URL)
     .showHelpAfterError()
@@ -49,6 +50,7 @@ export function createOncelyCli(options: Omit<OncelyCliOptions, "argv"> = {}): {
   registerJournalCommands(program, openJournal, options.actors ? { actors: options.actors } : {});
   registerReconcileCommands(program, openJournal);
   registerDeadLetterCommands(program, openJournal, { consumers: options.consumers });
+  registerGapCommands(program, openJournal);
   registerConsoleCommand(program, openJournal, { consumers: options.consumers });
   return {
     program,

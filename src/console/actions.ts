@@ -2,6 +2,7 @@ import { z } from "zod";
 import { InvalidInputError, NotRegisteredError, RetryableError, TerminalError } from "../base/errors.js";
 import { EffectNotFoundError } from "../effects/errors.js";
 import type { Settlement } from "../effects/types.js";
+import { skipGap, supplyGapEvent } from "../messaging/gap-tools.js";
 import { type OperatorAction, recordAction } from "./audit.js";
 import { ConsoleHttpError } from "./errors.js";
 import type { ConsoleContext } from "./options.js";
@@ -84,7 +85,7 @@ export async function retry(ctx: ConsoleContext, body: unknown): Promise<{ messa
 /** Record an action that took effect, with the operator's name and note as posted. */
 const done = (
   ctx: ConsoleContext,
-  action: "retry" | "replay" | "discard",
+  action: "retry" | "replay" | "discard" | "skip-gap" | "supply-gap",
   target: string,
   outcome: string,
   form: { by: string; note?: string | undefined },
@@ -134,4 +135,87 @@ export async function discard(
   await ctx.deadLetters.discard(id);
   const action = await done(ctx, "discard", id, "discarded", form);
   return { message: `discarded ${id}`, action };
+}
+
+/** A skip form as posted: the consumer and source stream of the gap, who, and why. */
+export const skipGapForm = z.strictObject({
+  consumer: z.string().min(1, "the consumer is required"),
+  source: z.string().min(1, "the source stream is required"),
+  by: operator,
+  note,
+});
+
+/** Journal errors a gap action can meet that are worth trying again (the consumer moved on meanwhile). */
+function retryLater(error: unknown): never {
+  if (error instanceof RetryableError) throw new ConsoleHttpError(503, `try again: ${error.message}`);
+  throw error;
+}
+
+/**
+ * Skip a gap as lost (`skipGap` of `messaging/gap-tools.ts`, as `oncely gaps skip` does): the
+ * checkpoint moves past it, its alert is marked `skipped` naming the operator, and the running
+ * consumer's next gap check releases what was parked. Refused (400) when there is no gap.
+ */
+export async function skipGapAction(
+  ctx: ConsoleContext,
+  body: unknown,
+): Promise<{ message: string; action: OperatorAction }> {
+  const form = parseBody(skipGapForm, body, "gap skip");
+  const skipped = await skipGap(ctx.journal, {
+    consumer: form.consumer,
+    source: form.source,
+    by: form.by,
+    note: form.note,
+    clock: ctx.clock,
+  }).catch(retryLater);
+  const outcome = `skipped ${skipped.from}..${skipped.to}`;
+  const action = await done(ctx, "skip-gap", `${form.consumer}|${form.source}`, outcome, form);
+  return {
+    message: `${outcome} of ${form.source} for ${form.consumer} by ${form.by}; the consumer releases the parked versions at its next gap check`,
+    action,
+  };
+}
+
+/** A supply form as posted: the consumer, the missing event's envelope as JSON text, who, and why. */
+export const supplyGapForm = z.strictObject({
+  consumer: z.string().min(1, "the consumer is required"),
+  envelope: z
+    .string()
+    .min(1, "the event's envelope (JSON) is required")
+    .max(256 * 1024),
+  by: operator,
+  note,
+});
+
+/**
+ * Supply a missing event of a gap (`supplyGapEvent`, as `oncely gaps supply` does): parked at its
+ * version, applied by the running consumer's next gap check through the normal path. Refused
+ * (400, naming what is wrong) when it is not an envelope or not a missing version.
+ */
+export async function supplyGapAction(
+  ctx: ConsoleContext,
+  body: unknown,
+): Promise<{ message: string; action: OperatorAction }> {
+  const form = parseBody(supplyGapForm, body, "gap supply");
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(form.envelope);
+  } catch (error) {
+    throw new InvalidInputError("invalid gap supply", [`envelope: not valid JSON (${(error as Error).message})`]);
+  }
+  const supplied = await supplyGapEvent(ctx.journal, {
+    consumer: form.consumer,
+    envelope,
+    by: form.by,
+    note: form.note,
+    clock: ctx.clock,
+  }).catch(retryLater);
+  const target = `${form.consumer}|${supplied.source}@${supplied.version}`;
+  const action = await done(ctx, "supply-gap", target, `parked ${supplied.eventId}`, form);
+  return {
+    message:
+      `supplied ${supplied.eventId} as version ${supplied.version} of ${supplied.source} for ${form.consumer} by ${form.by}; ` +
+      "the consumer applies it at its next gap check once the versions before it are in",
+    action,
+  };
 }

@@ -20,13 +20,17 @@ export interface OperatorAction {
   at: number;
   /** Who did it, as the operator named themself (the token says they may; the name says who). */
   by: string;
-  action: "settle" | "retry" | "replay" | "discard" | "revive";
-  /** The effect key or the dead letter id. */
+  action: "settle" | "retry" | "replay" | "discard" | "revive" | "skip-gap" | "supply-gap";
+  /**
+   * The effect key or the dead letter id; for a gap action `<consumer>|<source>` (skip) or
+   * `<consumer>|<source>@<version>` (supply).
+   */
   target: string;
   /**
    * What was done: `succeeded`/`failed` for a settle (what the operator said; its fate is
    * `final`, or read from the effect's row), `retrying` for a retry, the consumer's outcome for a
-   * replay, `discarded`, `revived`.
+   * replay, `discarded`, `revived`, `skipped <from>..<to>` for a skipped gap, `parked <eventId>`
+   * for a supplied gap event (the consumer's next gap check applies it).
    */
   outcome: string;
   note: string | null;

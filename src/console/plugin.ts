@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { discard, replay, retry, settle } from "./actions.js";
+import { discard, replay, retry, settle, skipGapAction, supplyGapAction } from "./actions.js";
 import { bearerVerifier } from "./bearer.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import { ConsoleHttpError, consoleError } from "./errors.js";
@@ -46,7 +46,8 @@ const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) =
  *
  * - `GET <prefix>/…` answers the same data-free shell page, its script and its stylesheet, with no token;
  * - everything under `<prefix>/api/` needs `Authorization: Bearer <token>`, GET included: the
- *   views (HTML fragments, every value escaped) and the POST actions (settle, replay, discard),
+ *   views (HTML fragments, every value escaped) and the POST actions (settle, retry, replay,
+ *   discard, gap skip and supply),
  *   which take JSON, answer `{message}` or `{error, issues}` with a 4xx naming the field, and
  *   record the operator who took them.
  *
@@ -105,6 +106,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     api.post("/api/dead-letters/:id/discard", async (request) =>
       discard(ctx, (request.params as { id: string }).id, request.body),
     );
+    api.post("/api/gaps/skip", async (request) => skipGapAction(ctx, request.body));
+    api.post("/api/gaps/supply", async (request) => supplyGapAction(ctx, request.body));
     api.all("/api/*", async (request) => {
       throw new ConsoleHttpError(404, `no console route ${request.method} ${request.url}`);
     });

@@ -22,6 +22,7 @@ import { consumeSpan } from "../observability/messaging-spans.js";
 import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
+import { commitGapSkip } from "./gap-skip.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -812,20 +813,12 @@ export class Consumer {
   skipGap(source: string): Promise<{ from: number; to: number } | undefined> {
     return this.locks.run(`src:${source}`, () =>
       this.withConflictRetries(async () => {
-        const checkpoint = await this.journal.getCheckpoint(this.name, source);
-        const parked = (await this.journal.listParked(this.name, source)).filter((p) => p.version > checkpoint);
-        const first = parked[0];
-        if (!first || first.version === checkpoint + 1) return undefined;
-        const skipped = `versions ${checkpoint + 1}..${first.version - 1} skipped`;
-        const alert = await this.gaps.resolutionDocument(source, checkpoint + 1, "skipped", skipped);
-        await this.journal.commit({
-          checkpoint: { consumer: this.name, source, version: first.version - 1, expected: checkpoint },
-          documents: alert ? [alert] : [],
-          now: this.clock.now(),
-        });
-        this.logger.warn({ consumer: this.name, source, from: checkpoint + 1, to: first.version - 1 }, "gap skipped");
+        const skipped = await commitGapSkip(this.journal, { consumer: this.name, source, now: this.clock.now() });
+        if (!skipped) return undefined;
+        const { from, to } = skipped;
+        this.logger.warn({ consumer: this.name, source, from, to }, "gap skipped");
         await this.releaseParked(source);
-        return { from: checkpoint + 1, to: first.version - 1 };
+        return { from, to };
       }),
     );
   }

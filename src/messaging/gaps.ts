@@ -53,6 +53,27 @@ export interface GapAlert {
   note: string | null;
 }
 
+/** The id of a gap's alert document: one per consumer, source and first missing version. */
+export const gapAlertId = (consumer: string, source: string, fromVersion: number): string =>
+  `${consumer}|${source}@${fromVersion}`;
+
+/**
+ * A gap's alert document updated with a resolution, for inclusion in a commit; undefined when the
+ * gap was never alerted on. Shared by the monitor, `Consumer.skipGap` and the operator gap tools.
+ */
+export async function gapResolutionDocument(
+  journal: Journal,
+  gap: { consumer: string; source: string; fromVersion: number },
+  status: GapStatus,
+  note: string | null,
+  now: number,
+): Promise<{ collection: string; id: string; doc: GapAlert } | undefined> {
+  const id = gapAlertId(gap.consumer, gap.source, gap.fromVersion);
+  const existing = await journal.getDocument(GAP_ALERTS, id);
+  if (!existing) return undefined;
+  return { collection: GAP_ALERTS, id, doc: { ...(existing.doc as GapAlert), status, note, resolvedAt: now } };
+}
+
 export type GapInfo = Omit<GapAlert, "status" | "resolvedAt" | "note" | "alertedAt"> & { now: number };
 
 /**
@@ -82,7 +103,7 @@ export class GapMonitor {
   ) {}
 
   private alertId(source: string, fromVersion: number): string {
-    return `${this.consumer.name}|${source}@${fromVersion}`;
+    return gapAlertId(this.consumer.name, source, fromVersion);
   }
 
   /**
@@ -203,17 +224,14 @@ export class GapMonitor {
   }
 
   /** The alert document updated with a resolution, for inclusion in a commit; undefined when never alerted. */
-  async resolutionDocument(
+  resolutionDocument(
     source: string,
     fromVersion: number,
     status: GapStatus,
     note: string | null = null,
   ): Promise<{ collection: string; id: string; doc: GapAlert } | undefined> {
-    const id = this.alertId(source, fromVersion);
-    const existing = await this.consumer.journal.getDocument(GAP_ALERTS, id);
-    if (!existing) return undefined;
-    const doc = { ...(existing.doc as GapAlert), status, note, resolvedAt: this.consumer.clock.now() };
-    return { collection: GAP_ALERTS, id, doc };
+    const { journal, name, clock } = this.consumer;
+    return gapResolutionDocument(journal, { consumer: name, source, fromVersion }, status, note, clock.now());
   }
 
   private async setStatus(source: string, fromVersion: number, status: GapStatus, note: string | null): Promise<void> {

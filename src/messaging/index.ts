@@ -20,6 +20,15 @@ export {
 } from "./envelope.js";
 export { type Advance, derived, IllegalTransitionError, type Monotonic, monotonic } from "./facts.js";
 export {
+  type GapOperator,
+  listGaps,
+  type ParkedGap,
+  type SkippedGap,
+  type SuppliedGapEvent,
+  skipGap,
+  supplyGapEvent,
+} from "./gap-tools.js";
+export {
   GAP_ALERTS,
   type GapAlert,
   type GapDecision,

@@ -4,7 +4,7 @@ import type { ConsoleContext } from "../options.js";
 import { describeSettlement, settlementStates } from "../settlements.js";
 
 /**
- * Every settle, replay, discard and revive, from the console or the CLI, with who took it. A
+ * Every settle, retry, replay, discard, revive and gap skip or supply, from the console or the CLI, with who took it. A
  * settlement shows what became of it: waiting for a dispatcher, recorded by the owner, or
  * refused with the reason.
  */
