@@ -12,7 +12,6 @@ import {
 } from "../ordering/effects.js";
 import {
   type RecordLinesUnavailable,
-  type RecordShipment,
   shipmentAddress,
   warehouseMessageId,
 } from "../shipping/actor.js";
