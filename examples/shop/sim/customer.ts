@@ -1,5 +1,5 @@
 import { CommandRejectedError } from "oncely";
-import type { SimAction } from "oncely/testing";
+import type { SimAction, SimEnv } from "oncely/testing";
 import type { CancelOrder } from "../ordering/cancellation.js";
 import type { OrderState } from "../ordering/state.js";
 import { acceptedOrders, reportedShortages, shippedOrders } from "./warehouse.js";
@@ -23,9 +23,15 @@ export const customerCancels: SimAction = {
     // it came too rarely for the default budget to be sure of it.
     const shortOrders = orders.filter((a) => reportedShortages(env).has(a.slice("order/".length)));
     const targeted = pick % 3 === 0 && shortOrders.length > 0;
+    // Another one in three goes to an order that knows it shipped, if any: a cancel it refuses
+    // needs the shipment recorded first, which picked among all orders came too rarely once lost
+    // webhooks took their share of the moments.
+    const shipped = pick % 3 === 1 ? await knownShipped(env, orders) : [];
     const address = targeted
       ? shortOrders[Math.floor(pick / 3) % shortOrders.length]
-      : orders[pick % Math.max(1, orders.length)];
+      : shipped.length > 0
+        ? shipped[Math.floor(pick / 3) % shipped.length]
+        : orders[pick % Math.max(1, orders.length)];
     if (!address) return undefined;
     const { state } = await env.runtime.state<OrderState>(address);
     if (!state.details) return undefined;
@@ -55,3 +61,13 @@ export const customerCancels: SimAction = {
     return moment;
   },
 };
+
+/** Orders whose own state says they shipped and that no cancel reached yet. */
+async function knownShipped(env: SimEnv, orders: readonly string[]): Promise<string[]> {
+  const shipped: string[] = [];
+  for (const address of orders) {
+    const { state } = await env.runtime.state<OrderState>(address);
+    if (state.details && !state.cancellation && state.shipping.status === "Completed") shipped.push(address);
+  }
+  return shipped;
+}

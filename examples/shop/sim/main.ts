@@ -9,6 +9,10 @@ import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
  * violation (a stall included), printing the shrunk reproduction. `--json` prints the report as
  * one JSON object instead (the mutation check reads it).
  */
+// The simulator injects thousands of faults on purpose; the warnings they cause would drown its
+// report. Silenced explicitly here (set ONCELY_LOG_LEVEL=warn to see them); read at first use.
+process.env.ONCELY_LOG_LEVEL ??= "silent";
+
 const integer = (name: string, min: number) => (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min)

@@ -10,11 +10,7 @@ import {
   type ShipmentCheckInput,
   type ShipmentCheckResult,
 } from "../ordering/effects.js";
-import {
-  type RecordLinesUnavailable,
-  shipmentAddress,
-  warehouseMessageId,
-} from "../shipping/actor.js";
+import { type RecordLinesUnavailable, shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
 
 /**
  * The simulated warehouse: three providers (picklists, their cancellation, and the lookup of a

@@ -138,10 +138,12 @@ async function runSteps(
       if (FAULT_KINDS.includes(step.kind)) world.count(`step:${step.kind}`);
       // Raced against the budget: a step whose await never resolves is cut here, not by the test runner.
       await budget.race(world.run(step), `step ${i + 1} of ${steps.length} (${formatSteps([step])})`);
+      world.restartIfDead();
       if (options.alwaysRecover) world.runtime.evict();
       if (every > 0 && (i + 1) % every === 0) {
         checks++;
-        for (const message of await budget.race(replayEqualsLive.check(world), `replay check after step ${i + 1}`)) {
+        const where = `replay check after step ${i + 1}`;
+        for (const message of await checkAlive(world, () => budget.race(replayEqualsLive.check(world), where))) {
           world.violations.push({ invariant: replayEqualsLive.name, message: `after step ${i + 1}: ${message}` });
         }
       }
@@ -157,7 +159,8 @@ async function runSteps(
     }
     for (const invariant of [...BUILT_IN_INVARIANTS, ...(system.invariants ?? [])]) {
       checks++;
-      for (const message of await budget.race(invariant.check(world), `invariant ${invariant.name}`)) {
+      const where = `invariant ${invariant.name}`;
+      for (const message of await checkAlive(world, () => budget.race(invariant.check(world), where))) {
         world.violations.push({ invariant: invariant.name, message });
       }
     }
@@ -195,6 +198,22 @@ const budgetOf = (options: SimulationOptions) => options.timeBudgetMs ?? DEFAULT
  * person would: by asking the provider), and jump the clock to the next due row. A world that
  * keeps open rows past the round budget is stalled.
  */
+/**
+ * Run a check against a live process. Work a step left running (a handler handed over at commit, a
+ * log reader's delivery) may hit a crash point while the check reads: the check then meets a dead
+ * process, which restarts, and the check runs again (the crash ended that work).
+ */
+async function checkAlive<T>(world: SimWorld, check: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    world.restartIfDead();
+    try {
+      return await check();
+    } catch (error) {
+      if (!(error instanceof ProcessDead) || attempt >= 5) throw error;
+    }
+  }
+}
+
 async function drain(world: SimWorld, maxRounds: number, budget: Budget): Promise<void> {
   world.calm();
   for (let round = 0; round < maxRounds; round++) {

@@ -288,7 +288,12 @@ export class SimWorld {
     this.restartIfDead();
   }
 
-  private restartIfDead(): void {
+  /**
+   * Start a new process if the current one died. A step restarts it when it ends, but work the
+   * step left running (a handler handed over at commit, a log reader's delivery) may hit a crash
+   * point after that: whoever reads the world next (an invariant check) restarts it first.
+   */
+  restartIfDead(): void {
     if (this.generation.alive) return;
     this.generation.runtime.close();
     this.count("crash");
