@@ -7,14 +7,12 @@ import {
   isFinalStatus,
   parseAddress,
   type Random,
-  Reconciliation,
   Relay,
-  type Settlement,
   sequentialIds,
   succeeded,
 } from "oncely";
 import type { Invariant, SimCommand, SimEnv, SimulationSystem, SimWorker, SimWorld } from "oncely/testing";
-import { SimulatedProvider, simulatedTransport } from "oncely/testing";
+import { SimulatedProvider, settleFromLedger, simulatedTransport } from "oncely/testing";
 import { Registry } from "prom-client";
 import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
@@ -213,31 +211,13 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
 
 /**
  * Settles what waits for an operator, as a person would: each effect from the provider's record of
- * its key (as the simulator's default operator does), and a shipment check by asking the warehouse
- * what became of the picklist (a read leaves no record to look up).
+ * its key (the simulator's operator), and a shipment check by asking the warehouse what became of
+ * the picklist (a read leaves no record to look up).
  */
-async function settleAsOperator(world: SimWorld): Promise<number> {
-  const reconciliation = new Reconciliation({ journal: world.journal, clock: world.clock });
-  let settled = 0;
-  for (const item of await reconciliation.list()) {
-    const found =
-      item.kind === EFFECT_KINDS.shipmentCheck
-        ? askWarehouse(world, item.input as ShipmentCheckInput)
-        : (world.providers.find((p) => p.kind === item.kind)?.find(item.key) ?? { outcome: "not-found" as const });
-    const settlement: Settlement =
-      found.outcome === "succeeded"
-        ? { outcome: "succeeded", result: found.result, by: "simulated-operator" }
-        : {
-            outcome: "failed",
-            reason: found.outcome === "failed" ? found.reason : "the provider has no record of this key",
-            by: "simulated-operator",
-          };
-    await reconciliation.settle(item.key, settlement);
-    world.count("operator-settled");
-    settled++;
-  }
-  return settled;
-}
+const settleAsOperator = (world: SimWorld): Promise<number> =>
+  settleFromLedger(world, (item) =>
+    item.kind === EFFECT_KINDS.shipmentCheck ? askWarehouse(world, item.input as ShipmentCheckInput) : undefined,
+  );
 
 interface Queued {
   envelope: Envelope;

@@ -14,8 +14,10 @@ export { runSeeds, type SeedsOptions, type SeedsReport } from "./run-seeds.js";
 export {
   DEFAULT_SHRINK_TIME_MS,
   DEFAULT_TIME_BUDGET_MS,
+  type OperatorLookup,
   type SimulationOptions,
   type SimulationResult,
+  settleFromLedger,
   simulate,
   type Violation,
 } from "./simulate.js";

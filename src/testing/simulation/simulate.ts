@@ -222,7 +222,8 @@ async function drain(world: SimWorld, maxRounds: number, budget: Budget): Promis
     let progress = 0;
     for (let i = 0; i < world.workers.length; i++) progress += await budget.race(world.work(i), where);
     if (progress > 0) continue;
-    if ((await budget.race((world.system.operator ?? settleFromLedger)(world), where)) > 0) continue;
+    if ((await budget.race((world.system.operator ?? ((w: SimWorld) => settleFromLedger(w)))(world), where)) > 0)
+      continue;
     const open = await world.journal.listOutbox({ status: ["pending", "resolving"] });
     if (open.length === 0) return;
     // Jump to the next row that becomes due in the future. A row that looks due already is blocked
@@ -242,13 +243,33 @@ async function drain(world: SimWorld, maxRounds: number, budget: Budget): Promis
   });
 }
 
-/** The default operator: settles each queued effect from the provider's own record of the key. */
-async function settleFromLedger(world: SimWorld): Promise<number> {
+/**
+ * What an operator finds when they look an effect up another way than by the provider's record of
+ * its key; `undefined`: look that record up.
+ */
+export type OperatorLookup = (item: {
+  kind: string;
+  key: string;
+  input: unknown;
+}) =>
+  | { outcome: "succeeded"; result: unknown }
+  | { outcome: "failed"; reason: string }
+  | { outcome: "not-found" }
+  | undefined;
+
+/**
+ * The simulator's operator: settles each queued effect as a person would, from what they find when
+ * they look it up (by default the provider's own record of the key; a system passes `find` for
+ * effects with another way to ask, such as a read that leaves no record).
+ */
+export async function settleFromLedger(world: SimWorld, find?: OperatorLookup): Promise<number> {
   const reconciliation = new Reconciliation({ journal: world.journal, clock: world.clock });
   let settled = 0;
   for (const item of await reconciliation.list()) {
-    const provider = world.providers.find((p) => p.kind === item.kind);
-    const found = provider?.find(item.key) ?? { outcome: "not-found" as const };
+    const found =
+      find?.(item) ??
+      world.providers.find((p) => p.kind === item.kind)?.find(item.key) ??
+      ({ outcome: "not-found" } as const);
     const settlement: Settlement =
       found.outcome === "succeeded"
         ? { outcome: "succeeded", result: found.result, by: "simulated-operator" }
