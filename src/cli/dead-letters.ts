@@ -23,7 +23,7 @@ export const NO_CONSUMERS_FOR_REPLAY =
   "replaying a dead letter needs the consumers of your application, and this `oncely` command has none. " +
   "Replay from a CLI of your own that passes them: " +
   '`import { runOncelyCli } from "oncely"; await runOncelyCli({ consumers: (journal) => [/* your Consumer objects over journal */] });` ' +
-  '(README, "Operating it: the CLI"), or call `new DeadLetters(journal, { consumers }).replay(id)` in your application. ' +
+  '(docs/operations/cli.md, "Your own CLI: replaying dead letters"), or call `new DeadLetters(journal, { consumers }).replay(id)` in your application. ' +
   "`oncely dead-letters show <id>` prints the letter; `discard <id>` closes it without handling it.";
 
 export interface DeadLetterCommandsOptions {

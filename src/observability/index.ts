@@ -1,4 +1,4 @@
-// Metrics (prom-client, in a registry you pass) and traces (OpenTelemetry API), see README "Metrics and traces".
+// Metrics (prom-client, in a registry you pass) and traces (OpenTelemetry API), see docs/operations/metrics-and-traces.md.
 export { type ObserveJournalOptions, observeJournal } from "./journal-metrics.js";
 export { perRegistry } from "./per-registry.js";
 export { type RuntimeMetrics, runtimeMetrics } from "./runtime-metrics.js";

@@ -62,7 +62,7 @@ export function buildApp(ctx: ShopContext, options: AppOptions): FastifyInstance
       throw new NotFoundError(`no route ${request.method} ${request.url}`);
     });
   });
-  // The operator console at /console, behind the same admin token (see README "Operator console").
+  // The operator console at /console, behind the same admin token (see docs/operations/console.md).
   void app.register(consolePlugin, {
     prefix: "/console",
     journal: ctx.journal,
