@@ -7,36 +7,13 @@ import { registerGapCommands } from "../../src/cli/gaps.js";
 import { createOncelyCli } from "../../src/cli/program.js";
 import { listActions } from "../../src/console/audit.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { memoryJournal } from "../../src/journal/memory.js";
-import { Consumer } from "../../src/messaging/consumer.js";
 import { GAP_ALERTS } from "../../src/messaging/gaps.js";
-import { messagingMetrics } from "../../src/messaging/metrics.js";
-import { defineProjection } from "../../src/messaging/projection.js";
-import { SimulatedClock } from "../../src/testing/clock.js";
+import { viewWithGap } from "../messaging/support/gap-world.js";
 import { orderEvent } from "../messaging/support/orders.js";
-
-const timeline = defineProjection<{ versions: number[] }>({
-  collection: "timeline",
-  key: (e) => e.aggregateId,
-  project: (doc, e) => ({ versions: [...(doc?.versions ?? []), e.aggregateVersion as number] }),
-});
 
 /** A running sequenced consumer with versions 2..3 of orders/o1 missing (4 and 5 parked, alerted on). */
 async function world() {
-  const journal = memoryJournal();
-  const clock = new SimulatedClock();
-  const consumer = new Consumer({
-    name: "view",
-    journal,
-    handler: timeline,
-    mode: "sequenced",
-    clock,
-    metrics: messagingMetrics(),
-    gapTimeoutMs: 1_000,
-  });
-  for (const v of [1, 4, 5]) await consumer.handle(orderEvent("o1", v));
-  clock.advance(5_000);
-  await consumer.checkGaps();
+  const { journal, clock, consumer } = await viewWithGap();
   const lines: string[] = [];
   const ids = sequentialIds("act");
   let stdin = "";

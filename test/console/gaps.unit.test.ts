@@ -1,8 +1,8 @@
 import Fastify, { type FastifyInstance } from "fastify";
-import { Consumer, defineProjection, GAP_ALERTS, messagingMetrics, sequentialIds } from "oncely";
+import { GAP_ALERTS, sequentialIds } from "oncely";
 import { consolePlugin, listActions } from "oncely/console";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { viewWithGap } from "../messaging/support/gap-world.js";
 import { orderEvent } from "../messaging/support/orders.js";
 
 // The console's parked page offers a skip form per open gap and a supply form per consumer; both
@@ -16,36 +16,16 @@ afterEach(async () => {
   await app?.close();
 });
 
-const timeline = defineProjection<{ versions: number[] }>({
-  collection: "timeline",
-  key: (e) => e.aggregateId,
-  project: (doc, e) => ({ versions: [...(doc?.versions ?? []), e.aggregateVersion as number] }),
-});
-
 /** A sequenced consumer with versions 2..3 of orders/o1 missing (4 and 5 parked, alerted on), and the console over its journal. */
 async function setUp() {
-  const journal = memoryJournal();
-  const clock = new SimulatedClock();
-  const consumer = new Consumer({
-    name: "view",
-    journal,
-    handler: timeline,
-    mode: "sequenced",
-    clock,
-    metrics: messagingMetrics(),
-    gapTimeoutMs: 1_000,
-  });
-  for (const v of [1, 4, 5]) await consumer.handle(orderEvent("o1", v));
-  clock.advance(5_000);
-  await consumer.checkGaps();
+  const { journal, clock, consumer, versions } = await viewWithGap();
   app = Fastify({ logger: false });
   await app.register(consolePlugin, { prefix: "/console", journal, token: TOKEN, clock, ids: sequentialIds("a") });
   const server = app;
   return {
     journal,
     consumer,
-    versions: async () =>
-      ((await journal.getDocument("timeline", "o1"))?.doc as { versions: number[] } | undefined)?.versions ?? [],
+    versions,
     view: () => server.inject({ method: "GET", url: "/console/api/view/parked", headers: auth }),
     post: (path: string, payload: object, headers: Record<string, string> = auth) =>
       server.inject({ method: "POST", url: `/console/api/gaps/${path}`, headers, payload }),

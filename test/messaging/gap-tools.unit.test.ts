@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
-import { memoryJournal } from "../../src/journal/memory.js";
 import type { Commit, Journal } from "../../src/journal/types.js";
-import { Consumer } from "../../src/messaging/consumer.js";
 import { listGaps, skipGap, supplyGapEvent } from "../../src/messaging/gap-tools.js";
 import { GAP_ALERTS } from "../../src/messaging/gaps.js";
-import { messagingMetrics } from "../../src/messaging/metrics.js";
-import { defineProjection } from "../../src/messaging/projection.js";
-import { SimulatedClock } from "../../src/testing/clock.js";
+import { sequencedView } from "./support/gap-world.js";
 import { orderEvent } from "./support/orders.js";
 
 /**
@@ -15,28 +11,7 @@ import { orderEvent } from "./support/orders.js";
  * a skip moves the checkpoint and marks the alert, a supplied event is parked at its version, and
  * the running consumer's next gap check applies what is then next, through the normal path.
  */
-const timeline = defineProjection<{ versions: number[] }>({
-  collection: "timeline",
-  key: (e) => e.aggregateId,
-  project: (doc, e) => ({ versions: [...(doc?.versions ?? []), e.aggregateVersion as number] }),
-});
-
-function setup() {
-  const journal = memoryJournal();
-  const clock = new SimulatedClock();
-  const consumer = new Consumer({
-    name: "view",
-    journal,
-    handler: timeline,
-    mode: "sequenced",
-    clock,
-    metrics: messagingMetrics(),
-    gapTimeoutMs: 1_000,
-  });
-  const versions = async () =>
-    ((await journal.getDocument("timeline", "o1"))?.doc as { versions: number[] } | undefined)?.versions ?? [];
-  return { journal, clock, consumer, versions, start: clock.now() };
-}
+const setup = sequencedView;
 
 /** Versions 1 applied, 4 and 5 parked: 2..3 missing, alerted on. */
 async function gapOf2to3(fx: ReturnType<typeof setup>) {
