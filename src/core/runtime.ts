@@ -5,6 +5,7 @@ import {
   NoDecisionError,
   NotRegisteredError,
   RetriesExhaustedError,
+  RuntimeClosedError,
   UndeclaredEffectError,
   VersionConflictError,
 } from "../base/errors.js";
@@ -239,7 +240,7 @@ export class Runtime {
     options: SendOptions,
     print: CommandPrint | undefined,
   ) {
-    if (this.closed) throw new NotRegisteredError("runtime is closed");
+    if (this.closed) throw new RuntimeClosedError("runtime is closed");
     this.stats.commands++;
     actorMetrics(this.metrics, definition.type).commands.inc();
     const outcome = isEffectOutcome(command) ? command : undefined;
