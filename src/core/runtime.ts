@@ -188,7 +188,7 @@ export class Runtime {
   }
 
   /** Parse a command from outside with the actor's `parseCommand`, then send it. */
-  sendUnknown(address: string, input: unknown, options: SendOptions = {}): Promise<SendResult> {
+  parseAndSend(address: string, input: unknown, options: SendOptions = {}): Promise<SendResult> {
     const definition = this.definition(address);
     const command = definition.parseCommand ? definition.parseCommand(input) : (input as Typed);
     return this.send(address, command, options);
