@@ -22,7 +22,7 @@ import { type Clock, type IdGenerator, type Random, randomIds, systemClock, syst
 import {
   type Decision,
   finalOutcome,
-  isEffectOutcome,
+  isRoutedOutcome,
   outcomeMessageId,
   type RoutedOutcome,
   type Typed,
@@ -178,7 +178,7 @@ export class Runtime {
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
     // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
-    const print = messageId === undefined || isEffectOutcome(command) ? undefined : commandPrint(command, messageId);
+    const print = messageId === undefined || isRoutedOutcome(command) ? undefined : commandPrint(command, messageId);
     const parent = context.active();
     return this.mailboxes.run(address, () =>
       commandSpan(address, command.type, options, parent, () =>
@@ -243,7 +243,7 @@ export class Runtime {
     if (this.closed) throw new RuntimeClosedError("runtime is closed");
     this.stats.commands++;
     actorMetrics(this.metrics, definition.type).commands.inc();
-    const outcome = isEffectOutcome(command) ? command : undefined;
+    const outcome = isRoutedOutcome(command) ? command : undefined;
     const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
     const { id } = parseAddress(address);
 
