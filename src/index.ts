@@ -23,6 +23,7 @@ export {
   OperationInProgressError,
   RetriesExhaustedError,
   RetryableError,
+  RuntimeClosedError,
   StorageUnavailableError,
   TerminalError,
   TerminalStorageError,

@@ -168,6 +168,9 @@ export class UnhandledEventError extends TerminalError {}
 /** No actor type, effect handler or consumer is registered under a name. */
 export class NotRegisteredError extends TerminalError {}
 
+/** A command sent to a runtime after `close()` (a stopped host's): it handles none any more. */
+export class RuntimeClosedError extends TerminalError {}
+
 /** A journal used before `migrate()` created its tables (or its commit function). */
 export class NotMigratedError extends TerminalError {
   constructor(backEnd: string, detail: string, options?: { cause?: unknown }) {

@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { InvalidInputError, NotRegisteredError, RetryableError, TerminalError } from "../base/errors.js";
+import {
+  InvalidInputError,
+  NotRegisteredError,
+  RetryableError,
+  RuntimeClosedError,
+  TerminalError,
+} from "../base/errors.js";
 import { EffectNotFoundError } from "../effects/errors.js";
 import type { Settlement } from "../effects/types.js";
 import { skipGap, supplyGapEvent } from "../messaging/gap-tools.js";
@@ -114,7 +120,12 @@ export async function replay(
   await requireDeadLetter(ctx, id);
   const result = await ctx.deadLetters.replay(id).catch((error: unknown) => {
     // The letter stays open; say why the consumer refused it again (its cause is not fixed yet).
-    if (error instanceof InvalidInputError || error instanceof NotRegisteredError) throw error;
+    if (
+      error instanceof InvalidInputError ||
+      error instanceof NotRegisteredError ||
+      error instanceof RuntimeClosedError
+    )
+      throw error;
     if (error instanceof RetryableError) throw new ConsoleHttpError(503, `replay failed, try again: ${error.message}`);
     if (error instanceof TerminalError) throw new ConsoleHttpError(409, `replay refused: ${error.message}`);
     throw error;

@@ -1,5 +1,5 @@
 import type { FastifyError } from "fastify";
-import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
+import { InvalidInputError, NotRegisteredError, RuntimeClosedError } from "../base/errors.js";
 import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "../effects/errors.js";
 
 /** An answer the console gives on purpose (401 without the token, 404 for an unknown dead letter...). */
@@ -36,7 +36,8 @@ export function consoleError(error: unknown): { status: number; body: ConsoleErr
   if (
     error instanceof EffectNotSettleableError ||
     error instanceof EffectNotRetryableError ||
-    error instanceof NotRegisteredError
+    error instanceof NotRegisteredError ||
+    error instanceof RuntimeClosedError
   ) {
     return { status: 409, body: { error: error.message } };
   }

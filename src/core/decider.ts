@@ -180,7 +180,8 @@ export interface TimerFired {
 /** What the runtime routes back to an owner and records once per key: effect and delivery outcomes, fired timers. */
 export type RoutedOutcome = EffectOutcome | TimerFired;
 
-export const isEffectOutcome = (command: Typed): command is RoutedOutcome =>
+/** Whether a command is a routed outcome: of an effect (`oncely.effect.*`), a message delivery (`oncely.message.*`) or a timer. */
+export const isRoutedOutcome = (command: Typed): command is RoutedOutcome =>
   command.type.startsWith("oncely.effect.") ||
   command.type.startsWith("oncely.message.") ||
   command.type === "oncely.timer.fired";

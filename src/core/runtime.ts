@@ -5,6 +5,7 @@ import {
   NoDecisionError,
   NotRegisteredError,
   RetriesExhaustedError,
+  RuntimeClosedError,
   UndeclaredEffectError,
   VersionConflictError,
 } from "../base/errors.js";
@@ -21,7 +22,7 @@ import { type Clock, type IdGenerator, type Random, randomIds, systemClock, syst
 import {
   type Decision,
   finalOutcome,
-  isEffectOutcome,
+  isRoutedOutcome,
   outcomeMessageId,
   type RoutedOutcome,
   type Typed,
@@ -177,7 +178,7 @@ export class Runtime {
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
     // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
-    const print = messageId === undefined || isEffectOutcome(command) ? undefined : commandPrint(command, messageId);
+    const print = messageId === undefined || isRoutedOutcome(command) ? undefined : commandPrint(command, messageId);
     const parent = context.active();
     return this.mailboxes.run(address, () =>
       commandSpan(address, command.type, options, parent, () =>
@@ -187,7 +188,7 @@ export class Runtime {
   }
 
   /** Parse a command from outside with the actor's `parseCommand`, then send it. */
-  sendUnknown(address: string, input: unknown, options: SendOptions = {}): Promise<SendResult> {
+  parseAndSend(address: string, input: unknown, options: SendOptions = {}): Promise<SendResult> {
     const definition = this.definition(address);
     const command = definition.parseCommand ? definition.parseCommand(input) : (input as Typed);
     return this.send(address, command, options);
@@ -239,10 +240,10 @@ export class Runtime {
     options: SendOptions,
     print: CommandPrint | undefined,
   ) {
-    if (this.closed) throw new NotRegisteredError("runtime is closed");
+    if (this.closed) throw new RuntimeClosedError("runtime is closed");
     this.stats.commands++;
     actorMetrics(this.metrics, definition.type).commands.inc();
-    const outcome = isEffectOutcome(command) ? command : undefined;
+    const outcome = isRoutedOutcome(command) ? command : undefined;
     const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
     const { id } = parseAddress(address);
 

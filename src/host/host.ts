@@ -76,7 +76,9 @@ export interface HostOptions {
  * actors, a dispatcher for their effects and messages, a relay for their integration events,
  * and consumers. `start()` starts them, `stop()` stops them all in order, `drain()` waits
  * until nothing is left to do now, and `waitFor` / `waitForEffect` await results.
- * Option defaults are the components' own (see `src/base/defaults.ts`).
+ * The runtime's, dispatcher's, relay's and consumers' tuning defaults are their own (see
+ * `src/base/defaults.ts`); the host sets only what it shares or runs itself: a name (`host-` and
+ * a fresh id), the system clock, random ids, a silent logger, and `HOST_DEFAULTS.gapCheckEveryMs`.
  *
  * The journal and the transports are the caller's: the host never closes them.
  *

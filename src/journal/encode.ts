@@ -5,8 +5,6 @@ import type { EncodedCommit } from "./encoded-commit.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
 
-export type { EncodedCommit, EncodedEvent } from "./encoded-commit.js";
-
 /**
  * A lease-held outbox update (or, with `owner` null, a forced one) queued with the commits, so
  * that a dispatcher's writes join the same group-commit batches. `resultJson` is the update's

@@ -4,7 +4,9 @@
  * integration events (the journal transport's).
  *
  * Every back end (in-memory, SQLite, PostgreSQL) implements this interface and passes
- * `journalConformance` in `src/journal/conformance.ts`. The core imports only this file.
+ * `journalConformance` in `src/journal/conformance.ts`. The core reaches a journal only through
+ * this interface (plus the back-end-neutral helpers `rows.ts` and `outcome-record.ts`), never a
+ * back end.
  *
  * Times are epoch milliseconds taken from the injected clock by the caller: the journal never
  * reads a clock of its own, so simulation stays deterministic.

@@ -29,9 +29,6 @@ export interface MessagingMetrics {
 /** Lag buckets (seconds): from milliseconds in a healthy system to an hour behind. */
 const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
-// Kept importable from here, where it started.
-export { perRegistry };
-
 export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
   const registers = [registry];
   return {

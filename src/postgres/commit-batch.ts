@@ -9,13 +9,13 @@ import { mapped } from "../base/mapped.js";
 import { effectKeyReuse } from "../journal/effect-key-reuse.js";
 import {
   appendedRecords,
-  type EncodedCommit,
   isOutboxWrite,
   type JournalWrite,
   type OutboxWrite,
   type WriteAnswer,
   writeKeys,
 } from "../journal/encode.js";
+import type { EncodedCommit } from "../journal/encoded-commit.js";
 import type { BatchOutcome } from "../journal/group-commit.js";
 import type { CommitResult } from "../journal/types.js";
 import { mapPgError } from "./errors.js";

@@ -62,8 +62,3 @@ export function mapPgError(error: unknown): unknown {
   }
   return error;
 }
-
-export function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === "23505" && e.constraint === constraint;
-}

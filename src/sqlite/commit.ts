@@ -5,7 +5,8 @@ import {
   VersionConflictError,
 } from "../base/errors.js";
 import { effectKeyReuse } from "../journal/effect-key-reuse.js";
-import { appendedRecords, type EncodedCommit } from "../journal/encode.js";
+import { appendedRecords } from "../journal/encode.js";
+import type { EncodedCommit } from "../journal/encoded-commit.js";
 import { wakesAtCommit } from "../journal/outbox-signal.js";
 import { holdsOutcomeRow } from "../journal/outcome-record.js";
 import type { CommitResult, OutboxCategory } from "../journal/types.js";

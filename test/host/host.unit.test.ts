@@ -1,6 +1,12 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { createHost, InProcessTransport, InvalidInputError, WaitTimeoutError } from "../../src/index.js";
+import {
+  createHost,
+  InProcessTransport,
+  InvalidInputError,
+  RuntimeClosedError,
+  WaitTimeoutError,
+} from "../../src/index.js";
 import { type MemoryJournal, memoryJournal } from "../../src/testing/index.js";
 import { type Checkout, checkout, paidView, paymentKey, paymentProvider } from "./fixtures/checkout.js";
 
@@ -69,7 +75,9 @@ describe("createHost", () => {
     const { host } = shop();
     await host.start();
     await Promise.all([host.stop(), host.stop()]);
-    await expect(host.send("checkout/1", { type: "Checkout", amount: 1 })).rejects.toThrow(/runtime is closed/);
+    const closed = host.send("checkout/1", { type: "Checkout", amount: 1 });
+    await expect(closed).rejects.toThrow(RuntimeClosedError);
+    await expect(closed).rejects.toThrow(/runtime is closed/);
     await expect(host.start()).rejects.toThrow(/was stopped; create a new one/);
   });
 

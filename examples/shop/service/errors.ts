@@ -9,6 +9,7 @@ import {
   MessageConflictError,
   NotRegisteredError,
   RetryableError,
+  RuntimeClosedError,
 } from "oncely";
 
 /**
@@ -21,7 +22,7 @@ import {
  * | UnauthorizedError (no or a wrong admin token, an unsigned, forged or stale webhook) | 401 |
  * | body over the limit | 413 |
  * | unsupported content type | 415 |
- * | NotFoundError, NotRegisteredError, EffectNotFoundError | 404 |
+ * | NotFoundError, NotRegisteredError, RuntimeClosedError (the service is stopping), EffectNotFoundError | 404 |
  * | CommandRejectedError, IdempotencyKeyReusedError, ConflictError, MessageConflictError (a message id reused for another command), EffectNotSettleableError | 409 |
  * | RetryableError (storage down, conflicts exhausted...) | 503 with Retry-After |
  * | anything else | 500 (logged; the message is not echoed) |
@@ -72,7 +73,12 @@ export function httpError(error: unknown): {
   if (error instanceof InvalidInputError) {
     return { status: 400, body: { error: error.message, issues: [...error.issues] } };
   }
-  if (error instanceof NotFoundError || error instanceof NotRegisteredError || error instanceof EffectNotFoundError) {
+  if (
+    error instanceof NotFoundError ||
+    error instanceof NotRegisteredError ||
+    error instanceof RuntimeClosedError ||
+    error instanceof EffectNotFoundError
+  ) {
     return { status: 404, body: { error: error.message } };
   }
   if (
