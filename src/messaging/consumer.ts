@@ -611,7 +611,7 @@ export class Consumer {
         if (await this.alreadyHandled(envelope)) {
           // A copy of a handled event applies nothing, but what its first delivery was to release
           // may still wait (that delivery failed or crashed after its apply): release it now.
-          return { outcome: "duplicate", released: await this.releaseParked(source) };
+          return { outcome: "duplicate", released: await this.releaseParked(source, checkpoint) };
         }
         // Not in the inbox at or below the checkpoint: another event took this version, or an
         // operator skipped it as lost (`skipGap`); either way this copy is recorded, not dropped.
@@ -623,7 +623,7 @@ export class Consumer {
           const held = parseEnvelope(parked.message);
           if (held.eventId !== envelope.eventId || messageHash(held) !== messageHash(envelope)) {
             // The parked one came first and keeps the version; release it if it is due.
-            if (version === checkpoint + 1) await this.releaseParked(source);
+            if (version === checkpoint + 1) await this.releaseParked(source, checkpoint);
             throw versionConflict(this.name, envelope, source, {
               state: "parked",
               eventId: held.eventId,
@@ -633,7 +633,7 @@ export class Consumer {
         }
         if (version > checkpoint + 1) return this.park(envelope, source, version);
         const outcome = await this.applyNext(envelope, source, checkpoint);
-        const released = await this.releaseParked(source);
+        const released = await this.releaseParked(source, checkpoint + 1);
         return { outcome, released };
       }),
     );
@@ -652,7 +652,8 @@ export class Consumer {
       now: this.clock.now(),
     });
     const checkpoint = await this.journal.getCheckpoint(this.name, source);
-    if (checkpoint === version - 1) return { outcome: "parked", released: await this.releaseParked(source) };
+    if (checkpoint === version - 1)
+      return { outcome: "parked", released: await this.releaseParked(source, checkpoint) };
     if (checkpoint < version) return { outcome: "parked", released: 0 };
     await this.journal.commit({ unpark: [{ consumer: this.name, source, version }], now: this.clock.now() });
     if (await this.alreadyHandled(envelope)) return { outcome: "duplicate", released: 0 };
@@ -750,19 +751,25 @@ export class Consumer {
    * released it tries again later. A version this code cannot read yet stays parked for a newer
    * worker. The journal being unreachable, or another instance moving the checkpoint, propagate.
    */
-  private async releaseParked(source: string): Promise<number> {
+  private async releaseParked(source: string, known?: number): Promise<number> {
     let released = 0;
+    // The checkpoint the caller just read or committed, then the one each applied step commits: one
+    // read per step. Should another instance have moved it meanwhile, the step's guarded commit is
+    // refused and the caller's conflict retry reads it again.
+    let at = known;
     for (;;) {
-      const checkpoint = await this.journal.getCheckpoint(this.name, source);
+      const checkpoint = at ?? (await this.journal.getCheckpoint(this.name, source));
       const next = await this.journal.getParked(this.name, source, checkpoint + 1);
       if (!next) return released;
       const envelope = parseEnvelope(next.message);
       try {
         await this.applyNext(envelope, source, checkpoint);
         this.releaseFailures.delete(envelope.eventId);
+        at = checkpoint + 1;
       } catch (error) {
         if (error instanceof StorageUnavailableError || error instanceof CheckpointConflictError) throw error;
         if (error instanceof VersionTooNewError) {
+          this.metrics.deferred.inc({ consumer: this.name, reason: "version-too-new" });
           this.logger.warn(
             { consumer: this.name, source, version: checkpoint + 1, eventId: envelope.eventId, err: error },
             "parked version left for a newer worker",
