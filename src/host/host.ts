@@ -5,7 +5,7 @@ import type { AnyActor } from "../core/actor.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
-import { type Logger, silentLogger } from "../core/logger.js";
+import { type Logger, resolveLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
@@ -78,7 +78,8 @@ export interface HostOptions {
  * until nothing is left to do now, and `waitFor` / `waitForEffect` await results.
  * The runtime's, dispatcher's, relay's and consumers' tuning defaults are their own (see
  * `src/base/defaults.ts`); the host sets only what it shares or runs itself: a name (`host-` and
- * a fresh id), the system clock, random ids, a silent logger, and `HOST_DEFAULTS.gapCheckEveryMs`.
+ * a fresh id), the system clock, random ids, the default logger (warnings on stderr), and
+ * `HOST_DEFAULTS.gapCheckEveryMs`.
  *
  * The journal and the transports are the caller's: the host never closes them.
  *
@@ -121,7 +122,7 @@ export class Host {
     const ids = options.ids ?? randomIds;
     this.name = options.name ?? `host-${ids.next()}`;
     this.clock = options.clock ?? systemClock;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = resolveLogger(options.logger);
     this.signal = new CommitSignal(options.journal);
     this.journal = this.signal.journal;
     const registry = options.registry === undefined ? {} : { registry: options.registry };
