@@ -144,5 +144,36 @@ for (const backend of backends) {
       const types = (await shop.journal.readStream(`shipment/${orderId}`)).map((e) => e.type);
       expect(types.slice(-3)).toEqual(["ShipmentCheckAnswered", "LinesReportedUnavailable", "ShipmentRecorded"]);
     });
+
+    it("asks for a shortage whose webhook alone was lost when the shipment's webhook names it, and refunds it", async () => {
+      warehouse.setFaults({ lostWebhookRate: 0, shortShipRate: 1, lostShortageWebhookRate: 1 });
+      const orderId = await place([
+        { sku: "book", quantity: 1, unitPrice: 1200 },
+        { sku: "pen", quantity: 2, unitPrice: 300 },
+      ]);
+      await completed(orderId);
+      warehouse.setFaults({ lostWebhookRate: 1, shortShipRate: 0, lostShortageWebhookRate: 0 });
+
+      const shortage = warehouse.ledger.shortages.find((s) => s.orderId === orderId);
+      const shipment = warehouse.ledger.shipments.find((s) => s.orderId === orderId);
+      if (!shortage || !shipment) throw new Error("the warehouse reported no shortage, or never shipped");
+      const outcomes = (eventId: string) =>
+        warehouse.ledger.webhooks.filter((w) => w.eventId === eventId).map((w) => w.outcome);
+      expect(outcomes(shortage.eventId)).toEqual(["lost"]);
+      expect(outcomes(shipment.eventId)).toContain("delivered");
+      // Completed only with the missing line refunded: the OrderShipped named the adjustment it waited for.
+      const missing = shortage.lines.reduce((n, l) => n + l.quantity * (l.sku === "book" ? 1200 : 300), 0);
+      const final = await view(orderId);
+      expect(final.refunds).toEqual([
+        expect.objectContaining({ key: `order:${orderId}:refund:${shortage.adjustmentId}`, amount: missing }),
+      ]);
+      const types = (await shop.journal.readStream(`shipment/${orderId}`)).map((e) => e.type);
+      expect(types.slice(-4)).toEqual([
+        "ShipmentRecorded",
+        "ShipmentCheckRequested",
+        "ShipmentCheckAnswered",
+        "LinesReportedUnavailable",
+      ]);
+    });
   });
 }

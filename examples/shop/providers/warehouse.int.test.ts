@@ -364,6 +364,7 @@ describe("warehouse provider: lost webhooks and the shipment lookup", () => {
           orderId: "42",
           shipmentId: shipment.shipmentId,
           occurredAt: shipment.at,
+          adjustmentIds: [shortage.adjustmentId],
         },
         adjustments: [
           {
@@ -377,6 +378,26 @@ describe("warehouse provider: lost webhooks and the shipment lookup", () => {
         ],
       },
     });
+  });
+
+  it("lostShortageWebhookRate 1: only the shortage's webhook is lost; the shipment's arrives and names it", async () => {
+    const { warehouse, receiver } = await start({ faults: { lostShortageWebhookRate: 1, shortShipRate: 1 } });
+    await post(warehouse.url, "/picklists", picklist, { key });
+    await warehouse.settled();
+    const [shipment] = warehouse.ledger.shipments;
+    const [shortage] = warehouse.ledger.shortages;
+    if (!shipment || !shortage) throw new Error("the warehouse did not ship short");
+    expect(warehouse.ledger.webhooks.map((w) => [w.eventId, w.outcome])).toEqual([
+      [shortage.eventId, "lost"],
+      [shipment.eventId, "delivered"],
+    ]);
+    expect(receiver.received).toEqual([
+      expect.objectContaining({
+        type: "OrderShipped",
+        eventId: shipment.eventId,
+        adjustmentIds: [shortage.adjustmentId],
+      }),
+    ]);
   });
 
   it("a restarted warehouse does not send a lost webhook either", async () => {

@@ -27,6 +27,12 @@ export interface RecordShipment {
   shipmentId: string;
   /** The warehouse's clock: audit only, never used to order anything. */
   occurredAt: string;
+  /**
+   * The adjustments the warehouse says it reported before shipping (absent: none). One this
+   * shipment never recorded (its webhook was lost) is asked for (see shipment-check.ts), and the
+   * `OrderShipped` names it, so the order completes only once its lines are refunded.
+   */
+  adjustmentIds?: string[] | undefined;
 }
 /**
  * The warehouse's webhook: it accepted the picklist but cannot ship these lines (one adjustment).
@@ -285,7 +291,7 @@ export function decideShipment(
         shipmentId: command.shipmentId,
         warehouseEventId: command.eventId,
         shippedAt: command.occurredAt,
-        ...(state.shortages.length > 0 ? { adjustmentIds: state.shortages.map((s) => s.adjustmentId) } : {}),
+        ...adjustmentsNamed(state, command.adjustmentIds),
       };
       return {
         events: [event],
@@ -472,3 +478,10 @@ export const shipmentAddress = (orderId: string) => `shipment/${orderId}`;
 
 /** The warehouse webhook's dedup id in the shipment's inbox. */
 export const warehouseMessageId = (eventId: string) => `warehouse:${eventId}`;
+
+/** The adjustments an `OrderShipped` names: those recorded, then those the warehouse names that were not. */
+function adjustmentsNamed(state: ShipmentState, named: readonly string[] | undefined): { adjustmentIds?: string[] } {
+  const ids = state.shortages.map((s) => s.adjustmentId);
+  for (const id of named ?? []) if (!ids.includes(id)) ids.push(id);
+  return ids.length > 0 ? { adjustmentIds: ids } : {};
+}

@@ -12,6 +12,7 @@ import type { picklistCancelEffect, picklistEffect } from "../effects/declaratio
 import { shipmentCheckEffect } from "../effects/declarations.js";
 import type { ShipmentCheckResult } from "../ordering/effects.js";
 import {
+  type RecordShipment,
   type ShipmentCommand,
   type ShipmentEvent,
   type ShipmentState,
@@ -137,10 +138,38 @@ export function withShipmentCheck(
       state,
       context,
     );
+    if (command.type === "RecordShipment") return askForMissingAdjustments(command, decision, state, context.id);
     if (!decision.events?.some((e) => e.type === "PicklistAccepted")) return decision;
     // Asked in the commit that records the acceptance; a retried decision asks with the same key.
     return { ...decision, effects: [...(decision.effects ?? []), timer(context.id, 1, context.now + afterMs)] };
   };
+
+  /**
+   * A shipment whose webhook names adjustments this shipment never recorded (their own webhooks
+   * were lost): recorded now (its `OrderShipped` names them, so the order waits for their refunds),
+   * and the warehouse asked at once, under the next check's key, for their lines. The answer records
+   * them as their webhooks would have (`recordShipped`). A check still in flight is superseded: its
+   * answer, perhaps from before the shipment, is a straggler.
+   */
+  function askForMissingAdjustments(
+    command: RecordShipment,
+    decision: Decision<ShipmentEventWithCheck>,
+    state: ShipmentStateWithCheck,
+    orderId: string,
+  ): Decision<ShipmentEventWithCheck> {
+    const picklistKey = state.picklist.key;
+    const recorded = decision.events?.some((e) => e.type === "ShipmentRecorded") ?? false;
+    const missing = (command.adjustmentIds ?? []).filter((id) => !state.shortages.some((s) => s.adjustmentId === id));
+    if (!recorded || missing.length === 0 || picklistKey === null) return decision;
+    const attempt = (state.check?.attempt ?? 0) + 1;
+    const key = shipmentCheckKey(orderId, attempt);
+    const event: ShipmentCheckEvent = { type: "ShipmentCheckRequested", key, attempt, picklistKey };
+    return {
+      ...decision,
+      events: [...(decision.events ?? []), event],
+      effects: [...(decision.effects ?? []), shipmentCheckEffect.request(key, { orderId, picklistKey })],
+    };
+  }
 
   /** The state decides: a shipment recorded, nothing that will ship, or this check asked already: nothing to do. */
   function checkDue(command: TimerFired, state: ShipmentStateWithCheck, orderId: string) {

@@ -43,6 +43,12 @@ export const warehouseFaultsSchema = z.strictObject({
    * acceptance and kept with the picklist, so a restarted warehouse does not send them either.
    */
   lostWebhookRate: z.number().min(0).max(1),
+  /**
+   * Fraction of short picklists whose `LinesUnavailable` webhook alone is lost for good while the
+   * shipment's webhook arrives (it names the adjustment, so the shop can ask for its lines). Drawn
+   * at acceptance, kept with the picklist.
+   */
+  lostShortageWebhookRate: z.number().min(0).max(1),
 });
 export type WarehouseFaults = z.infer<typeof warehouseFaultsSchema>;
 export const noWarehouseFaults: WarehouseFaults = {
@@ -53,6 +59,7 @@ export const noWarehouseFaults: WarehouseFaults = {
   outOfStockRate: 0,
   shortShipRate: 0,
   lostWebhookRate: 0,
+  lostShortageWebhookRate: 0,
 };
 
 export const picklistRequestSchema = z.strictObject({
@@ -81,6 +88,8 @@ export interface Picklist extends PicklistRequest {
   unavailable?: PicklistLine[];
   /** Its webhooks are never sent (`lostWebhookRate`): the shop must ask. Drawn at acceptance. */
   webhooksLost?: true;
+  /** Only its shortage's webhook is never sent (`lostShortageWebhookRate`). Drawn at acceptance. */
+  shortageWebhookLost?: true;
 }
 export interface Shipment {
   shipmentId: string;
@@ -145,6 +154,11 @@ export interface OrderShippedWebhook {
   orderId: string;
   shipmentId: string;
   occurredAt: string;
+  /**
+   * The adjustments (`LinesUnavailable`) reported for this picklist before it shipped; absent when
+   * none. A shop that never heard of one asks for it (`GET /shipments?idempotencyKey=`).
+   */
+  adjustmentIds?: string[];
 }
 /** Also at `POST {shopUrl}/webhooks/warehouse`, before the OrderShipped of the rest. */
 export interface LinesUnavailableWebhook {
@@ -300,21 +314,27 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
         };
         ledger.append("shipments", shipment);
       }
+      const adjustmentIds = shortage ? [shortage.adjustmentId] : [];
       if (picklist.webhooksLost) {
         // Lost for good: the ledger says so, the shop hears nothing and must ask (GET /shipments).
         if (shortage) record({ ...attemptOf(shortageWebhook(shortage), 0, 1), outcome: "lost" });
-        record({ ...attemptOf(shippedWebhook(shipment), 0, 1), outcome: "lost" });
+        record({ ...attemptOf(shippedWebhook(shipment, adjustmentIds), 0, 1), outcome: "lost" });
         return;
       }
       if (plan.late) await clock.sleep(faults.get().lateMs, closing);
-      if (shortage) {
+      if (shortage && picklist.shortageWebhookLost) {
+        // Only the shortage's report is lost: the shipment's webhook names it, and the shop asks for its lines.
+        if (!ledger.data.webhooks.some((w) => w.eventId === shortage.eventId)) {
+          record({ ...attemptOf(shortageWebhook(shortage), 0, 1), outcome: "lost" });
+        }
+      } else if (shortage) {
         // Delivered until acknowledged before the OrderShipped (a crash of the warehouse in between
         // delivers it again at restart: the shop's inbox drops the repeat by eventId).
         const report = shortageWebhook(shortage);
         await deliver(report, 1);
         if (plan.duplicate) await deliver(report, 2);
       }
-      const payload = shippedWebhook(shipment);
+      const payload = shippedWebhook(shipment, adjustmentIds);
       await deliver(payload, 1);
       if (plan.duplicate) await deliver(payload, 2);
     } catch (error) {
@@ -364,6 +384,11 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     const rate = faults.get().lostWebhookRate;
     return rate > 0 && random.next() < rate;
   };
+  /** Whether a short picklist's shortage webhook alone will be lost; as `drawLost`. */
+  const drawShortageLost = (unavailable: PicklistLine[] | undefined): boolean => {
+    const rate = faults.get().lostShortageWebhookRate;
+    return unavailable !== undefined && rate > 0 && random.next() < rate;
+  };
 
   const drawShipping = () => {
     const current = faults.get();
@@ -384,7 +409,8 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     const delivered =
       shipment !== undefined &&
       acknowledged(shipment.eventId) &&
-      (picklist.unavailable === undefined || (shortage !== undefined && acknowledged(shortage.eventId)));
+      (picklist.unavailable === undefined ||
+        (shortage !== undefined && (picklist.shortageWebhookLost === true || acknowledged(shortage.eventId))));
     if (!delivered) track(ship(picklist, { late: false, duplicate: false }));
   }
 
@@ -400,6 +426,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
     const stockDraw = random.next();
     const unavailable = drawShortage(body.lines);
     const lost = drawLost();
+    const shortageLost = drawShortageLost(unavailable);
     if (plan.fail) return injectedFailure(reply);
 
     const refused = stockoutByKey.get(key);
@@ -428,6 +455,7 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       at: new Date(clock.now()).toISOString(),
       ...(unavailable ? { unavailable } : {}),
       ...(lost ? { webhooksLost: true as const } : {}),
+      ...(shortageLost ? { shortageWebhookLost: true as const } : {}),
     };
     ledger.append("picklists", picklist);
     remember(picklist);
@@ -471,7 +499,10 @@ export async function startWarehouseProvider(options: WarehouseProviderOptions):
       status: "shipped",
       orderId,
       picklistId,
-      shipment: shippedWebhook(shipment),
+      shipment: shippedWebhook(
+        shipment,
+        shortages.map((s) => s.adjustmentId),
+      ),
       adjustments: shortages.map(shortageWebhook),
     };
   });
@@ -535,12 +566,14 @@ function attemptOf(payload: WarehouseWebhook, attempt: number, delivery: number)
   return { eventId: payload.eventId, ...subject, attempt, delivery };
 }
 
-const shippedWebhook = (shipment: Shipment): OrderShippedWebhook => ({
+/** The shipment's webhook; it names the adjustments reported before it (absent when none). */
+const shippedWebhook = (shipment: Shipment, adjustmentIds: readonly string[]): OrderShippedWebhook => ({
   eventId: shipment.eventId,
   type: "OrderShipped",
   orderId: shipment.orderId,
   shipmentId: shipment.shipmentId,
   occurredAt: shipment.at,
+  ...(adjustmentIds.length > 0 ? { adjustmentIds: [...adjustmentIds] } : {}),
 });
 
 const shortageWebhook = (shortage: Shortage): LinesUnavailableWebhook => ({

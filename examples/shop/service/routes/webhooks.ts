@@ -29,6 +29,7 @@ export const warehouseWebhookSchema = z.discriminatedUnion(
       orderId: orderIdSchema,
       shipmentId: z.string().trim().min(1, "must not be empty").max(200),
       occurredAt: occurredAtSchema,
+      adjustmentIds: z.array(z.string().trim().min(1, "must not be empty").max(200)).max(1000).optional(),
     }),
     z.object({
       eventId: eventIdSchema,
@@ -113,6 +114,7 @@ export function webhookRoutes(
             eventId: webhook.eventId,
             shipmentId: webhook.shipmentId,
             occurredAt: webhook.occurredAt,
+            ...(webhook.adjustmentIds?.length ? { adjustmentIds: webhook.adjustmentIds } : {}),
           }
         : {
             type: "RecordLinesUnavailable",
