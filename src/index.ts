@@ -86,7 +86,14 @@ export {
 export { type Logger, silentLogger } from "./core/logger.js";
 export { readEvent } from "./core/recovery.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
-export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export {
+  createRuntime,
+  Runtime,
+  type RuntimeJournal,
+  type RuntimeOptions,
+  type SendOptions,
+  type SendResult,
+} from "./core/runtime.js";
 export { type SnapshotMetrics, snapshotMetrics } from "./core/snapshot-metrics.js";
 export {
   type SchemaOf,

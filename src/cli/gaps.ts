@@ -4,7 +4,13 @@ import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { recordAction } from "../console/audit.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
-import type { Journal } from "../journal/types.js";
+import type {
+  ConsumerStateReader,
+  DeadLetterReader,
+  DocumentReader,
+  EventStore,
+  InboxReader,
+} from "../journal/types.js";
 import { listGaps, type ParkedGap, skipGap, supplyGapEvent } from "../messaging/gap-tools.js";
 
 export interface GapCommandsOptions {
@@ -46,6 +52,13 @@ function line(g: ParkedGap, now: number): string {
   return `${g.consumer}  ${g.source}  checkpoint=${g.checkpoint}  missing=${missing}  parked=${g.parkedVersions.join(",")}  waiting=${waiting}s  ${alert}`;
 }
 
+/** What the gap commands use: the gaps' reads (parked, checkpoints, alerts, dead letters), their commits and the recorded actions. */
+export type GapCliJournal = Pick<EventStore, "commit"> &
+  InboxReader &
+  ConsumerStateReader &
+  DocumentReader &
+  Pick<DeadLetterReader, "listDeadLetters">;
+
 /**
  * `oncely gaps list|skip|supply`: the gaps of sequenced consumers, acted on through the journal
  * (see `messaging/gap-tools.ts`); the running consumer's next gap check releases what follows.
@@ -53,7 +66,7 @@ function line(g: ParkedGap, now: number): string {
  */
 export function registerGapCommands(
   program: Command,
-  openJournal: () => Promise<Journal>,
+  openJournal: () => Promise<GapCliJournal>,
   options: GapCommandsOptions = {},
 ): void {
   const out = options.out ?? ((text: string) => void process.stdout.write(text));

@@ -7,7 +7,7 @@ import type { AnyActor } from "../core/actor.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { readEvent } from "../core/recovery.js";
-import type { EventRecord, Journal } from "../journal/types.js";
+import type { EventReader, EventRecord, InboxStore, JournalAdmin, OutboxStore } from "../journal/types.js";
 import { pruneInbox } from "../messaging/inbox-retention.js";
 import { pruneOutbox } from "../messaging/outbox-retention.js";
 import { parseDuration } from "./duration.js";
@@ -21,10 +21,19 @@ export interface JournalCommandsOptions {
   actors?: readonly AnyActor[];
 }
 
+/**
+ * What the journal-level commands use: the back end's name (the journal is migrated when opened),
+ * a stream's events, and inbox and outbox retention.
+ */
+export type JournalCliJournal = Pick<JournalAdmin, "backend"> &
+  Pick<EventReader, "readStream"> &
+  Pick<InboxStore, "pruneInbox"> &
+  Pick<OutboxStore, "pruneOutbox">;
+
 /** Journal-level commands: schema, streams, inbox and outbox retention. */
 export function registerJournalCommands(
   program: Command,
-  openJournal: () => Promise<Journal>,
+  openJournal: () => Promise<JournalCliJournal>,
   options: JournalCommandsOptions = {},
 ): void {
   const out = options.out ?? ((text: string) => process.stdout.write(`${text}\n`));

@@ -4,10 +4,10 @@ import { InvalidInputError } from "../base/errors.js";
 import { recordAction } from "../console/audit.js";
 import { settleAndRecord } from "../console/settlements.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
-import { Reconciliation } from "../effects/reconciliation.js";
+import { Reconciliation, type ReconciliationJournal } from "../effects/reconciliation.js";
 import type { EffectStatus, EffectView, Settlement } from "../effects/types.js";
 import { listEffects } from "../effects/view.js";
-import type { Journal } from "../journal/types.js";
+import type { DocumentReader, EventStore } from "../journal/types.js";
 import { registerReviveCommand } from "./revive.js";
 
 /** Where the commands print; tests pass their own. */
@@ -77,6 +77,11 @@ const row = (v: EffectView) =>
     .filter(Boolean)
     .join("  ");
 
+/** What the reconcile and effects commands use: the queue's reads and settlements, and the recorded actions. */
+export type ReconcileCliJournal = ReconciliationJournal &
+  Pick<EventStore, "commit"> &
+  Pick<DocumentReader, "listDocuments">;
+
 /**
  * `reconcile list|settle` and `effects list|revive`: the operator's side of the effect protocol.
  * Needs only the journal: a settlement is written on the outbox row, and the application's
@@ -86,7 +91,7 @@ const row = (v: EffectView) =>
  */
 export function registerReconcileCommands(
   program: Command,
-  openJournal: () => Promise<Journal>,
+  openJournal: () => Promise<ReconcileCliJournal>,
   output: CliOutput = stdout,
   env: { clock?: Clock; ids?: IdGenerator } = {},
 ): void {

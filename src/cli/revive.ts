@@ -6,7 +6,12 @@ import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/cl
 import { EffectNotFoundError } from "../effects/errors.js";
 import type { EffectView } from "../effects/types.js";
 import { effectView } from "../effects/view.js";
-import type { Journal } from "../journal/types.js";
+import type { EventStore, OutboxReader, OutboxStore } from "../journal/types.js";
+
+/** What reviving uses of the journal: the row, its forced update, and the recorded action (a commit). */
+export type ReviveJournal = Pick<OutboxReader, "getOutbox"> &
+  Pick<OutboxStore, "forceOutbox"> &
+  Pick<EventStore, "commit">;
 
 export interface Revival {
   /** Who revives it (recorded). */
@@ -31,7 +36,7 @@ const revivalSchema = z.object({
  * recorded revival of a row still dead; reviving again is safe.
  */
 export async function reviveEffect(
-  journal: Journal,
+  journal: ReviveJournal,
   key: string,
   revival: Revival,
   clock: Clock = systemClock,
@@ -74,7 +79,7 @@ export async function reviveEffect(
 /** `oncely effects revive <key> --by <operator> [--note <text>]`. */
 export function registerReviveCommand(
   effects: Command,
-  openJournal: () => Promise<Journal>,
+  openJournal: () => Promise<ReviveJournal>,
   out: (text: string) => void,
   clock: Clock = systemClock,
   ids: IdGenerator = randomIds,

@@ -11,7 +11,7 @@ import type { Settlement } from "../effects/types.js";
 import { skipGap, supplyGapEvent } from "../messaging/gap-tools.js";
 import { type OperatorAction, recordAction } from "./audit.js";
 import { ConsoleHttpError } from "./errors.js";
-import type { ConsoleContext } from "./options.js";
+import type { ConsoleContext, ConsoleView } from "./options.js";
 import { settleAndRecord } from "./settlements.js";
 import { parseBody } from "./validation.js";
 
@@ -106,7 +106,7 @@ const done = (
   });
 
 /** 404 for a dead letter nobody stored (the operations themselves answer any bad id as invalid input). */
-export async function requireDeadLetter(ctx: ConsoleContext, id: string): Promise<void> {
+export async function requireDeadLetter(ctx: Pick<ConsoleView, "journal">, id: string): Promise<void> {
   if (!(await ctx.journal.getDeadLetter(id))) throw new ConsoleHttpError(404, `no dead letter "${id}"`);
 }
 

@@ -1,6 +1,6 @@
 import { CONSOLE_DEFAULTS } from "../base/defaults.js";
 import type { Clock, IdGenerator } from "../core/clock.js";
-import type { Journal } from "../journal/types.js";
+import type { DocumentReader, EventStore } from "../journal/types.js";
 
 /**
  * Documents collection of every operator action, taken in the console or with the `oncely` CLI
@@ -53,7 +53,7 @@ export type NewOperatorAction = Omit<OperatorAction, "id" | "at">;
  * loses the audit entry, never the action (a settlement also carries `by` in the owner's event).
  */
 export async function recordAction(
-  journal: Journal,
+  journal: Pick<EventStore, "commit">,
   clock: Clock,
   ids: IdGenerator,
   action: NewOperatorAction,
@@ -65,27 +65,30 @@ export async function recordAction(
 }
 
 /** Every recorded action, latest first (at most the console's scan limit). */
-async function allActions(journal: Journal): Promise<OperatorAction[]> {
+async function allActions(journal: Pick<DocumentReader, "listDocuments">): Promise<OperatorAction[]> {
   const docs = await journal.listDocuments(OPERATOR_ACTIONS, CONSOLE_DEFAULTS.streamScanLimit);
   return docs.map((d) => d.doc as OperatorAction).sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
 }
 
 /** The latest actions first. */
 export async function listActions(
-  journal: Journal,
+  journal: Pick<DocumentReader, "listDocuments">,
   limit: number = CONSOLE_DEFAULTS.pageSize,
 ): Promise<OperatorAction[]> {
   return (await allActions(journal)).slice(0, limit);
 }
 
 /** The settle actions of one effect key, latest first. */
-export async function settlementsOf(journal: Journal, key: string): Promise<OperatorAction[]> {
+export async function settlementsOf(
+  journal: Pick<DocumentReader, "listDocuments">,
+  key: string,
+): Promise<OperatorAction[]> {
   return (await allActions(journal)).filter((a) => a.action === "settle" && a.target === key);
 }
 
 /** Store a settle action's final state (an upsert of its document). */
 export async function finalizeSettlement(
-  journal: Journal,
+  journal: Pick<EventStore, "commit">,
   action: OperatorAction,
   final: SettlementState,
   now: number,

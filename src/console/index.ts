@@ -15,5 +15,5 @@ export {
   bearerVerifier,
 } from "./bearer.js";
 export { escapeHtml, Html, html } from "./html.js";
-export type { ConsoleOptions } from "./options.js";
+export type { ConsoleJournal, ConsoleOptions, ConsoleReader } from "./options.js";
 export { consolePlugin } from "./plugin.js";

@@ -2,13 +2,44 @@ import { CONSOLE_DEFAULTS, positiveInteger, positiveMs } from "../base/defaults.
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import { Reconciliation } from "../effects/reconciliation.js";
 import type { Settlement } from "../effects/types.js";
-import type { Journal, OutboxRow } from "../journal/types.js";
+import type {
+  ConsumerStateReader,
+  DeadLetterReader,
+  DeadLetterStore,
+  DocumentReader,
+  EventReader,
+  EventStore,
+  InboxReader,
+  OutboxReader,
+  OutboxRow,
+  OutboxStore,
+} from "../journal/types.js";
 import { DeadLetters } from "../messaging/dead-letters.js";
 import { assertBearerToken } from "./bearer.js";
 
+/** What the console's pages read of the journal: no write. */
+export type ConsoleReader = Pick<EventReader, "readStream" | "streamVersion" | "listStreams"> &
+  OutboxReader &
+  DeadLetterReader &
+  Pick<ConsumerStateReader, "getCheckpoint" | "listParked"> &
+  Pick<DocumentReader, "listDocuments">;
+
+/**
+ * What the console uses of the journal: its pages' reads, and its actions' writes. An operator
+ * action is a commit (the audit record, a gap skipped or supplied, which also read the inbox and
+ * parked messages); a settlement or a retry forces an outbox row; a discard resolves a dead letter.
+ */
+export type ConsoleJournal = ConsoleReader &
+  Pick<EventStore, "commit"> &
+  InboxReader &
+  ConsumerStateReader &
+  DocumentReader &
+  Pick<OutboxStore, "forceOutbox"> &
+  Pick<DeadLetterStore, "resolveDeadLetter">;
+
 export interface ConsoleOptions {
-  /** Any journal: the console reads it through the `Journal` interface only. */
-  journal: Journal;
+  /** Any journal (every back end's is one); the console uses only what `ConsoleJournal` names. */
+  journal: ConsoleJournal;
   /** The bearer token every console request must carry (the application's admin token). */
   token: string;
   /** The reconciliation queue settles go through (default: one over `journal`). */
@@ -33,7 +64,7 @@ export interface ConsoleOptions {
 
 /** The options with every default applied, as the routes use them. */
 export interface ConsoleContext {
-  journal: Journal;
+  journal: ConsoleJournal;
   token: string;
   reconciliation: Reconciliation;
   deadLetters: DeadLetters;
@@ -45,6 +76,9 @@ export interface ConsoleContext {
   /** Where the console is mounted, e.g. `/console`. */
   prefix: string;
 }
+
+/** The context a page renders from: the journal as read-only (`ConsoleReader`). */
+export type ConsoleView = Omit<ConsoleContext, "journal"> & { readonly journal: ConsoleReader };
 
 export function consoleContext(options: ConsoleOptions, prefix: string): ConsoleContext {
   const clock = options.clock ?? systemClock;

@@ -4,7 +4,7 @@ import { bearerVerifier } from "./bearer.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import { ConsoleHttpError, consoleError } from "./errors.js";
 import type { Html } from "./html.js";
-import { type ConsoleContext, type ConsoleOptions, consoleContext } from "./options.js";
+import { type ConsoleOptions, type ConsoleView, consoleContext } from "./options.js";
 import { auditPage } from "./pages/audit.js";
 import { deadLetterPage, deadLettersPage } from "./pages/dead-letters.js";
 import { effectsPage } from "./pages/effects.js";
@@ -31,7 +31,7 @@ function secure(reply: FastifyReply, type: string): FastifyReply {
     .header("cache-control", "no-store");
 }
 
-const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) => Promise<Html>> = {
+const viewPages: Record<string, (ctx: ConsoleView, request: FastifyRequest) => Promise<Html>> = {
   effects: (ctx, request) => effectsPage(ctx, request.query),
   reconciliation: (ctx) => reconciliationPage(ctx),
   "dead-letters": (ctx, request) => deadLettersPage(ctx, request.query),

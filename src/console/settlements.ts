@@ -2,7 +2,7 @@ import type { Clock, IdGenerator } from "../core/clock.js";
 import type { Reconciliation } from "../effects/reconciliation.js";
 import { effectRowState } from "../effects/row-state.js";
 import type { Settlement } from "../effects/types.js";
-import type { Journal, OutboxRow } from "../journal/types.js";
+import type { DocumentReader, EventStore, OutboxReader, OutboxRow } from "../journal/types.js";
 import { finalizeSettlement, type OperatorAction, recordAction, type SettlementState, settlementsOf } from "./audit.js";
 
 const SETTLEMENT_REFUSED = "operator's settlement refused: ";
@@ -34,7 +34,7 @@ export function stateOfRow(row: OutboxRow | undefined): SettlementState {
  * the first came back).
  */
 export async function settlementStates(
-  journal: Journal,
+  journal: Pick<OutboxReader, "getOutbox">,
   actions: readonly OperatorAction[],
 ): Promise<Map<string, SettlementState>> {
   const states = new Map<string, SettlementState>();
@@ -54,7 +54,8 @@ export async function settlementStates(
 }
 
 export interface SettleOptions {
-  journal: Journal;
+  /** Reads the row and earlier settlements; commits the operator action (the settlement itself goes through `reconciliation`). */
+  journal: Pick<EventStore, "commit"> & Pick<OutboxReader, "getOutbox"> & Pick<DocumentReader, "listDocuments">;
   reconciliation: Reconciliation;
   clock: Clock;
   ids: IdGenerator;

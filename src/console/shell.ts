@@ -1,5 +1,5 @@
 import { html } from "./html.js";
-import type { ConsoleContext } from "./options.js";
+import type { ConsoleView } from "./options.js";
 
 const PAGES = [
   ["effects", "Effects"],
@@ -14,7 +14,7 @@ const PAGES = [
  * The page every console URL answers with. It holds no data (it is served without the token):
  * the script signs in, then fetches the view the URL names from `/api/view/...` with the token.
  */
-export function shellPage(ctx: ConsoleContext): string {
+export function shellPage(ctx: ConsoleView): string {
   return html`<!doctype html>
 <html lang="en" data-prefix="${ctx.prefix}" data-poll="${ctx.pollMs}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width">

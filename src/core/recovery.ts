@@ -1,4 +1,4 @@
-import type { EventRecord, Journal, SnapshotRecord } from "../journal/types.js";
+import type { EventReader, EventRecord, SnapshotRecord } from "../journal/types.js";
 import type { ActorDefinition } from "./actor.js";
 import type { Typed } from "./decider.js";
 import type { Logger } from "./logger.js";
@@ -14,7 +14,7 @@ import { type Schemas, UpcastError, upcast, VersionTooNewError } from "./upcast.
  * written by older code is read in today's shapes, and one written by newer code stops here.
  */
 export async function recover<S>(
-  journal: Journal,
+  journal: Pick<EventReader, "latestSnapshot" | "readStream">,
   definition: ActorDefinition<S, Typed, Typed>,
   address: string,
   id: string,
@@ -84,7 +84,7 @@ export function evolveRecords<S>(
 const PAGE = 5_000;
 
 async function replay<S>(
-  journal: Journal,
+  journal: Pick<EventReader, "readStream">,
   definition: ActorDefinition<S, Typed, Typed>,
   address: string,
   initial: S,

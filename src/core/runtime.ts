@@ -13,7 +13,16 @@ import { mapped } from "../base/mapped.js";
 import { assertStorableText } from "../base/storable-text.js";
 import { outcomeRecord } from "../journal/outcome-record.js";
 import { newOutboxRow } from "../journal/rows.js";
-import type { Commit, CommitResult, EventRecord, Journal, NewOutboxRow, OutboxRow } from "../journal/types.js";
+import type {
+  Commit,
+  CommitResult,
+  EventRecord,
+  EventStore,
+  InboxReader,
+  NewOutboxRow,
+  OutboxReader,
+  OutboxRow,
+} from "../journal/types.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
 import { type AnyActor, requestableKinds } from "./actor.js";
@@ -37,8 +46,17 @@ import { checkSendInput } from "./send-input.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
 import { checkSchemas, currentVersion } from "./upcast.js";
 
+/**
+ * What a runtime uses of the journal: it rebuilds actors from their streams and snapshots, commits
+ * their decisions, and reads a handled message's record (an inbox row, or the outbox row a final
+ * outcome finished).
+ */
+export type RuntimeJournal = Pick<EventStore, "commit" | "readStream" | "streamVersion" | "latestSnapshot"> &
+  InboxReader &
+  Pick<OutboxReader, "getOutbox">;
+
 export interface RuntimeOptions {
-  journal: Journal;
+  journal: RuntimeJournal;
   actors: AnyActor[];
   clock?: Clock;
   ids?: IdGenerator;
@@ -107,7 +125,7 @@ interface Activation {
  * is then answered from the inbox if the first commit did land.
  */
 export class Runtime {
-  readonly journal: Journal;
+  readonly journal: RuntimeJournal;
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly random: Random;
@@ -303,7 +321,7 @@ export class Runtime {
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
       if (beforeCommitFault) await beforeCommitFault;
-      let result: Awaited<ReturnType<Journal["commit"]>>;
+      let result: CommitResult;
       try {
         result = await timedCommit(actorMetrics(this.metrics, definition.type), () => this.journal.commit(commit));
       } catch (error) {

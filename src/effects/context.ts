@@ -4,7 +4,7 @@ import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
-import type { Journal, OutboxRow, OutboxUpdate } from "../journal/types.js";
+import type { OutboxRow, OutboxStore, OutboxUpdate } from "../journal/types.js";
 import type { EffectMetrics } from "./metrics.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
@@ -31,7 +31,8 @@ export interface MessageRetryPolicy {
 
 /** Shared by the effect and message steps of one dispatcher. */
 export interface StepContext {
-  journal: Journal;
+  /** A step writes only the row it holds the lease of. */
+  journal: Pick<OutboxStore, "updateOutbox">;
   runtime: CommandSink;
   owner: string;
   clock: Clock;

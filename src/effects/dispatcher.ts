@@ -5,7 +5,7 @@ import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } f
 import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
-import type { Journal, NewOutboxRow, OutboxCategory, OutboxRow } from "../journal/types.js";
+import type { NewOutboxRow, OutboxCategory, OutboxRow, OutboxStore } from "../journal/types.js";
 import { outboxStepSpan } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
 import {
@@ -22,8 +22,11 @@ import { resolvePolicy } from "./policy.js";
 import { TIMER_KIND, timerStep } from "./timer.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
+/** What a dispatcher uses of the journal: it claims rows, updates the ones it holds, and wakes on new ones. */
+export type DispatcherJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox">;
+
 export interface DispatcherOptions {
-  journal: Journal;
+  journal: DispatcherJournal;
   /** Receives outcome commands and delivers messages; a `Runtime`. */
   runtime: CommandSink;
   // biome-ignore lint/suspicious/noExplicitAny: handlers of every input and result type
@@ -71,7 +74,7 @@ const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
 export class Dispatcher implements HandOver {
   readonly owner: string;
   readonly stats: DispatcherStats = emptyStats();
-  private readonly journal: Journal;
+  private readonly journal: DispatcherJournal;
   private readonly categories: OutboxCategory[];
   private readonly batchSize: number;
   /** Rows processed at the same time, claimed and handed over together (the `concurrency` option). */

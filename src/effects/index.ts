@@ -20,7 +20,7 @@ export {
   type Parser,
   type SchemaLike,
 } from "./define-effect.js";
-export { Dispatcher, type DispatcherOptions } from "./dispatcher.js";
+export { Dispatcher, type DispatcherJournal, type DispatcherOptions } from "./dispatcher.js";
 export {
   EffectNotFoundError,
   EffectNotRetryableError,
@@ -33,7 +33,13 @@ export { IdempotentOperations, type IdempotentOperationsOptions } from "./operat
 export { MemoryOperationStore, memoryOperationStore } from "./operations/memory.js";
 export type { OperationOutcome, OperationRecord, OperationStore } from "./operations/types.js";
 export { DEFAULT_EFFECT_POLICY, resolvePolicy } from "./policy.js";
-export { Reconciliation, type ReconciliationItem, type Retry, settlementSchema } from "./reconciliation.js";
+export {
+  Reconciliation,
+  type ReconciliationItem,
+  type ReconciliationJournal,
+  type Retry,
+  settlementSchema,
+} from "./reconciliation.js";
 export { effectStatusAfter, isFinalStatus, statusOfOutcome } from "./status.js";
 export { type DeadlineRequest, deadline, TIMER_KIND } from "./timer.js";
 export {

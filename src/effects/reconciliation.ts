@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
-import type { Journal } from "../journal/types.js";
+import type { OutboxReader, OutboxStore } from "../journal/types.js";
 import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "./errors.js";
 import { compactState, effectRowState, type PendingOutcome } from "./row-state.js";
 import type { EffectView, Settlement } from "./types.js";
@@ -52,6 +52,9 @@ export const settlementSchema = z.discriminatedUnion("outcome", [
   }),
 ]);
 
+/** What reconciliation uses of the journal: it reads effect rows and settles one without a lease. */
+export type ReconciliationJournal = OutboxReader & Pick<OutboxStore, "forceOutbox">;
+
 /**
  * The reconciliation queue: effects whose outcome stayed Unknown after their lookup budget.
  * Needs only the journal (no actor definitions), so a CLI can run it.
@@ -63,11 +66,11 @@ export const settlementSchema = z.discriminatedUnion("outcome", [
  * settlement is durable but not yet an event in the owner.
  */
 export class Reconciliation {
-  private readonly journal: Journal;
+  private readonly journal: ReconciliationJournal;
   private readonly clock: Clock;
   private readonly logger: Logger;
 
-  constructor(options: { journal: Journal; clock?: Clock; logger?: Logger }) {
+  constructor(options: { journal: ReconciliationJournal; clock?: Clock; logger?: Logger }) {
     this.journal = options.journal;
     this.clock = options.clock ?? systemClock;
     this.logger = resolveLogger(options.logger);

@@ -1,4 +1,4 @@
-import type { Journal, OutboxRow, OutboxStatus } from "../journal/types.js";
+import type { OutboxReader, OutboxRow, OutboxStatus } from "../journal/types.js";
 import { effectRowState } from "./row-state.js";
 import type { EffectStatus, EffectView } from "./types.js";
 
@@ -56,7 +56,10 @@ const ROW_STATUSES: Record<EffectStatus, OutboxStatus[]> = {
 };
 
 /** Effects across actors, from the outbox, oldest first. An unrequested key has no row: `NotRequested`. */
-export async function listEffects(journal: Journal, filter: EffectFilter = {}): Promise<EffectView[]> {
+export async function listEffects(
+  journal: Pick<OutboxReader, "listOutbox">,
+  filter: EffectFilter = {},
+): Promise<EffectView[]> {
   const wanted =
     filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
   const statuses = wanted ? [...new Set(wanted.flatMap((s) => ROW_STATUSES[s]))] : undefined;
@@ -81,7 +84,7 @@ export async function listEffects(journal: Journal, filter: EffectFilter = {}): 
 
 /** One effect by key, or `NotRequested` when no row exists. */
 export async function getEffect(
-  journal: Journal,
+  journal: Pick<OutboxReader, "getOutbox">,
   key: string,
 ): Promise<EffectView | { key: string; status: "NotRequested" }> {
   const row = await journal.getOutbox(key);

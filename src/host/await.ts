@@ -8,6 +8,7 @@ import { recover } from "../core/recovery.js";
 import type { Runtime } from "../core/runtime.js";
 import type { EffectView } from "../effects/types.js";
 import { getEffect } from "../effects/view.js";
+import type { EventReader, OutboxReader, OutboxStore } from "../journal/types.js";
 import type { CommitSignal } from "./commit-signal.js";
 import { HostStoppedError, WaitTimeoutError } from "./errors.js";
 
@@ -24,7 +25,14 @@ export type SettledEffect = EffectView & { status: "Completed" | "Failed" };
 /** What one look at the journal found: the awaited value, or why it is not there yet. */
 export type Check<T> = { done: true; value: T } | { done: false; detail: string };
 
+/** What a waiter reads of the journal: an actor's stream, an effect's row, and the outbox wake-up. */
+export type AwaiterJournal = Pick<EventReader, "latestSnapshot" | "readStream"> &
+  Pick<OutboxReader, "getOutbox"> &
+  Pick<OutboxStore, "onOutbox">;
+
 export interface AwaiterOptions {
+  /** The journal the runtime writes through. */
+  journal: AwaiterJournal;
   signal: CommitSignal;
   runtime: Runtime;
   clock: Clock;
@@ -56,7 +64,7 @@ export class Awaiter {
     const { runtime } = this.options;
     // An unknown actor type fails now, naming it, not at the timeout.
     const definition = runtime.definition(address) as ActorDefinition<S, Typed, Typed>;
-    const journal = runtime.journal;
+    const { journal } = this.options;
     // Rebuilt here from the journal, never through the runtime: waiting activates no actor (no
     // `onRecovered` commands from a process that only waits) and takes no turn in its mailbox.
     let current: { state: S; version: number } | undefined;
@@ -88,7 +96,7 @@ export class Awaiter {
    */
   waitForEffect(key: string, options: WaitOptions = {}): Promise<SettledEffect> {
     if (!key) throw new InvalidInputError("waitForEffect needs an effect key");
-    const journal = this.options.runtime.journal;
+    const { journal } = this.options;
     return this.until(`effect ${key}`, [key], options, async () => {
       const view = await getEffect(journal, key);
       if (view.status === "Completed" || view.status === "Failed") return { done: true, value: view as SettledEffect };
@@ -108,7 +116,7 @@ export class Awaiter {
     options: WaitOptions,
     check: () => Promise<Check<T>>,
   ): Promise<T> {
-    const { signal, clock, stopped, runtime } = this.options;
+    const { signal, clock, stopped, journal } = this.options;
     const timeoutMs = positiveMs("timeoutMs", options.timeoutMs ?? AWAIT_DEFAULTS.timeoutMs);
     const deadline = clock.now() + timeoutMs;
     let woken = false;
@@ -120,7 +128,7 @@ export class Awaiter {
     const cancel = () => sleeper.abort(SLEEP_CANCELLED);
     const unsubscribe = [
       ...(keys === "all" ? [signal.watchAll(nudge)] : keys.map((key) => signal.watch(key, nudge))),
-      runtime.journal.onOutbox(nudge),
+      journal.onOutbox(nudge),
     ];
     const unlisten = [stopped, options.signal].map((abort) => (abort ? onAbort(abort, cancel) : () => {}));
     let pollMs: number = AWAIT_DEFAULTS.pollFirstMs;

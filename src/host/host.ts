@@ -166,6 +166,7 @@ export class Host {
     }
     this.consumers = consumers;
     this.awaiter = new Awaiter({
+      journal: this.journal,
       signal: this.signal,
       runtime: this.runtime,
       clock: this.clock,

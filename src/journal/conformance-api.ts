@@ -1,3 +1,5 @@
+import type { Journal } from "./types.js";
+
 /**
  * The test functions the journal conformance suite runs on. It is the subset of vitest's (and
  * jest's) API the suite uses, so `oncely/testing/conformance` imports no test runner: pass yours.
@@ -30,4 +32,19 @@ interface Matchers<R> {
   toBeUndefined(): R;
   toHaveLength(expected: number): R;
   toThrow(expected?: string | RegExp): R;
+}
+
+/**
+ * One journal to test. The factory is called before every test and `cleanup` after it; it may
+ * hand out a fresh store each time, or the same store emptied (e.g. one PostgreSQL schema per
+ * test file, truncated between tests).
+ */
+export interface ConformanceSubject {
+  journal: Journal;
+  /** Open the same store again (after `journal.close()`), as a restarted process would. */
+  reopen: () => Promise<Journal>;
+  /** A second journal instance on the same store (another connection, pool or process). */
+  secondWriter?: () => Promise<Journal>;
+  /** Close everything the subject opened and release or empty the store. */
+  cleanup: () => Promise<void>;
 }

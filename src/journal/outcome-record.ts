@@ -1,4 +1,4 @@
-import type { Journal, OutboxRow } from "./types.js";
+import type { InboxReader, OutboxReader, OutboxRow } from "./types.js";
 
 /**
  * Where a final outcome's dedup record lives (see `InboxEntry.outcomeOf`): in the row it finishes,
@@ -15,7 +15,7 @@ export const holdsOutcomeRow = (row: Pick<OutboxRow, "stream" | "category"> | un
  * readers outside the commit (a duplicate's answer, the simulator's invariants).
  */
 export async function outcomeRecord(
-  journal: Pick<Journal, "getInbox" | "getOutbox">,
+  journal: InboxReader & Pick<OutboxReader, "getOutbox">,
   owner: string,
   id: string,
   messageId: string,
@@ -28,7 +28,7 @@ export async function outcomeRecord(
 
 /** Whether `owner` recorded a final outcome for outbox row `id` under `messageId`, either way. */
 export const outcomeRecorded = async (
-  journal: Pick<Journal, "getInbox" | "getOutbox">,
+  journal: InboxReader & Pick<OutboxReader, "getOutbox">,
   owner: string,
   id: string,
   messageId: string,

@@ -1,5 +1,5 @@
 import { CheckpointConflictError, TerminalError } from "../base/errors.js";
-import type { Journal } from "../journal/types.js";
+import type { ConsumerState, ConsumerStateReader, DocumentReader, EventStore } from "../journal/types.js";
 
 /**
  * Documents belong to the consumer that writes them. A second consumer writing the same collection
@@ -33,16 +33,24 @@ export class CollectionOwnedError extends TerminalError {
 }
 
 /** The collection's owner, if any. */
-export async function collectionOwner(journal: Journal, collection: string): Promise<CollectionOwner | undefined> {
+export async function collectionOwner(
+  journal: Pick<DocumentReader, "getDocument">,
+  collection: string,
+): Promise<CollectionOwner | undefined> {
   return (await journal.getDocument(COLLECTION_OWNERS, collection))?.doc as CollectionOwner | undefined;
 }
+
+/** What claiming a collection uses of the journal: the owner record, its revision, one guarded commit. */
+export type OwnerJournal = Pick<EventStore, "commit"> &
+  Pick<ConsumerStateReader, "getCheckpoint"> &
+  Pick<DocumentReader, "getDocument">;
 
 /**
  * Claim a collection for `consumer`: its own already, or free and now taken. Refuses with
  * `CollectionOwnedError` otherwise. The owner record is written under a revision guard, so of two
  * consumers claiming at once one wins and the other reads it and is refused.
  */
-export async function claimCollection(journal: Journal, collection: string, consumer: string, now: number) {
+export async function claimCollection(journal: OwnerJournal, collection: string, consumer: string, now: number) {
   for (;;) {
     const owner = await collectionOwner(journal, collection);
     if (owner && (owner.consumer !== consumer || owner.rebuilding)) {
@@ -60,7 +68,7 @@ export async function claimCollection(journal: Journal, collection: string, cons
 
 /** Write (or, with `null`, remove) a collection's owner record, guarded by its revision. */
 export async function setOwner(
-  journal: Journal,
+  journal: Pick<EventStore, "commit"> & Pick<ConsumerStateReader, "getCheckpoint">,
   collection: string,
   owner: CollectionOwner | null,
   now: number,
@@ -80,7 +88,9 @@ export async function setOwner(
  * dead letters stay. Stop it everywhere first.
  */
 export async function retireConsumer(
-  journal: Journal,
+  journal: Pick<EventStore, "commit"> &
+    Pick<ConsumerState, "forgetConsumer" | "getCheckpoint"> &
+    Pick<DocumentReader, "listDocuments">,
   name: string,
   now: number,
 ): Promise<{ inbox: number; checkpoints: number; parked: number; collections: string[] }> {

@@ -17,7 +17,14 @@ import { type Logger, resolveLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
 import { type Schemas, VersionTooNewError } from "../core/upcast.js";
-import type { CheckpointWrite, Commit, Journal } from "../journal/types.js";
+import type {
+  CheckpointWrite,
+  Commit,
+  ConsumerStateReader,
+  DocumentReader,
+  EventStore,
+  InboxReader,
+} from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
 import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
@@ -39,10 +46,16 @@ import { upcastingHandler } from "./upcast-handler.js";
 
 export type OrderingMode = "facts" | "sequenced";
 
+/**
+ * What a consumer uses of the journal: its inbox, checkpoints and parked messages, the documents
+ * its projection and gap alerts keep, and the commit that records each message.
+ */
+export type ConsumerJournal = Pick<EventStore, "commit"> & InboxReader & ConsumerStateReader & DocumentReader;
+
 export interface ConsumerOptions {
   /** Durable name: the inbox, checkpoints, parked messages and dead letters are recorded under it. */
   name: string;
-  journal: Journal;
+  journal: ConsumerJournal;
   handler: ConsumerHandler;
   /** `facts` (default): any order, monotonic updates. `sequenced`: per source stream, in aggregateVersion order. */
   mode?: OrderingMode;
@@ -125,7 +138,7 @@ export const sourceStreamOf = (envelope: Envelope): string => `${envelope.source
 export class Consumer {
   readonly name: string;
   readonly mode: OrderingMode;
-  readonly journal: Journal;
+  readonly journal: ConsumerJournal;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: MessagingMetrics;

@@ -1,6 +1,6 @@
 import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import type { DeadLetterFilter, DeadLetterRecord, Journal } from "../journal/types.js";
+import type { DeadLetterFilter, DeadLetterRecord, DeadLetterStore } from "../journal/types.js";
 import type { DeadLetterReason } from "./conflicts.js";
 import type { Consumer } from "./consumer.js";
 import type { HandleResult } from "./handlers.js";
@@ -46,7 +46,7 @@ export class DeadLetters {
   private readonly clock: Clock;
 
   constructor(
-    private readonly journal: Journal,
+    private readonly journal: DeadLetterStore,
     options: { consumers?: Consumer[]; clock?: Clock } = {},
   ) {
     for (const consumer of options.consumers ?? []) this.consumers.set(consumer.name, consumer);

@@ -1,4 +1,4 @@
-import type { Journal, ParkedRecord } from "../journal/types.js";
+import type { ConsumerStateReader, DocumentReader, EventStore, ParkedRecord } from "../journal/types.js";
 import { gapResolutionDocument } from "./gaps.js";
 
 /** What a skip did: the versions given up as lost, and whether a gap alert was marked `skipped`. */
@@ -15,10 +15,20 @@ export interface SkippedGap {
 }
 
 /** The versions parked past the checkpoint, lowest first (rows at or below it are stale). */
-export async function liveParked(journal: Journal, consumer: string, source: string, checkpoint: number) {
+export async function liveParked(
+  journal: Pick<ConsumerStateReader, "listParked">,
+  consumer: string,
+  source: string,
+  checkpoint: number,
+) {
   const parked = await journal.listParked(consumer, source);
   return parked.filter((p: ParkedRecord) => p.version > checkpoint).sort((a, b) => a.version - b.version);
 }
+
+/** What skipping a gap uses of the journal: the checkpoint and parked versions, the alert, one commit. */
+export type GapSkipJournal = Pick<EventStore, "commit"> &
+  Pick<ConsumerStateReader, "getCheckpoint" | "listParked"> &
+  Pick<DocumentReader, "getDocument">;
 
 /**
  * One attempt at skipping the open gap of `source`: the checkpoint moves to just below the first
@@ -30,7 +40,7 @@ export async function liveParked(journal: Journal, consumer: string, source: str
  * does it at once, and for the operator tools its next gap check does.
  */
 export async function commitGapSkip(
-  journal: Journal,
+  journal: GapSkipJournal,
   gap: { consumer: string; source: string; by?: string | undefined; note?: string | null | undefined; now: number },
 ): Promise<SkippedGap | undefined> {
   const { consumer, source, now } = gap;

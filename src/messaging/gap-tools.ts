@@ -1,9 +1,16 @@
 import { CheckpointConflictError, InvalidInputError, RetriesExhaustedError } from "../base/errors.js";
 import type { Clock } from "../core/clock.js";
-import type { Journal, ParkedRecord } from "../journal/types.js";
+import type {
+  ConsumerStateReader,
+  DeadLetterReader,
+  DocumentReader,
+  EventStore,
+  InboxReader,
+  ParkedRecord,
+} from "../journal/types.js";
 import { sourceStreamOf } from "./consumer.js";
 import { parseEnvelope } from "./envelope.js";
-import { commitGapSkip, liveParked, type SkippedGap } from "./gap-skip.js";
+import { commitGapSkip, type GapSkipJournal, liveParked, type SkippedGap } from "./gap-skip.js";
 import { GAP_ALERTS, type GapAlert, gapAlertId } from "./gaps.js";
 
 export type { SkippedGap } from "./gap-skip.js";
@@ -44,7 +51,9 @@ export interface ParkedGap {
  * only when its consumer is named.
  */
 export async function listGaps(
-  journal: Journal,
+  journal: Pick<DocumentReader, "listDocuments"> &
+    Pick<DeadLetterReader, "listDeadLetters"> &
+    Pick<ConsumerStateReader, "listParked" | "getCheckpoint">,
   options: { consumer?: string | undefined; consumers?: readonly string[] | undefined } = {},
 ): Promise<ParkedGap[]> {
   const alerts = (await journal.listDocuments(GAP_ALERTS)).map((d) => d.doc as GapAlert);
@@ -110,7 +119,7 @@ function requireOperator(by: string): void {
  * the parked versions to the next gap check, which releases them.
  */
 export async function skipGap(
-  journal: Journal,
+  journal: GapSkipJournal,
   options: GapOperator & { consumer: string; source: string },
 ): Promise<SkippedGap> {
   requireOperator(options.by);
@@ -136,7 +145,11 @@ export async function skipGap(
   );
 }
 
-async function noGapReason(journal: Journal, consumer: string, source: string): Promise<string> {
+async function noGapReason(
+  journal: Pick<ConsumerStateReader, "getCheckpoint" | "listParked">,
+  consumer: string,
+  source: string,
+): Promise<string> {
   const checkpoint = await journal.getCheckpoint(consumer, source);
   const first = (await liveParked(journal, consumer, source, checkpoint))[0];
   if (!first) {
@@ -185,7 +198,7 @@ export interface SuppliedGapEvent {
  * never overwrites); that is detected after the commit and refused.
  */
 export async function supplyGapEvent(
-  journal: Journal,
+  journal: Pick<EventStore, "commit"> & InboxReader & ConsumerStateReader,
   options: GapOperator & { consumer: string; envelope: unknown },
 ): Promise<SuppliedGapEvent> {
   requireOperator(options.by);

@@ -1,7 +1,7 @@
 import { DuplicateMessageError, toError } from "../base/errors.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
-import type { Journal, ParkedRecord } from "../journal/types.js";
+import type { ConsumerStateReader, DocumentReader, EventStore, ParkedRecord } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";
 import type { MessagingMetrics } from "./metrics.js";
 
@@ -11,7 +11,10 @@ import type { MessagingMetrics } from "./metrics.js";
  */
 export interface GapHost {
   readonly name: string;
-  readonly journal: Journal;
+  /** The monitor reads parked messages and checkpoints, and commits alerts (documents) and unparks. */
+  readonly journal: Pick<EventStore, "commit"> &
+    Pick<ConsumerStateReader, "getCheckpoint" | "listParked"> &
+    DocumentReader;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: MessagingMetrics;
@@ -62,7 +65,7 @@ export const gapAlertId = (consumer: string, source: string, fromVersion: number
  * gap was never alerted on. Shared by the monitor, `Consumer.skipGap` and the operator gap tools.
  */
 export async function gapResolutionDocument(
-  journal: Journal,
+  journal: Pick<DocumentReader, "getDocument">,
   gap: { consumer: string; source: string; fromVersion: number },
   status: GapStatus,
   note: string | null,

@@ -5,7 +5,7 @@ export {
   collectionOwner,
   retireConsumer,
 } from "./collection-owners.js";
-export { Consumer, type ConsumerOptions, type OrderingMode, sourceStreamOf } from "./consumer.js";
+export { Consumer, type ConsumerJournal, type ConsumerOptions, type OrderingMode, sourceStreamOf } from "./consumer.js";
 export { type DeadLetterPayload, DeadLetters, deadLetterBody, type ReplayResult } from "./dead-letters.js";
 export {
   decodeEnvelope,
@@ -63,7 +63,7 @@ export {
   rebuildProjection,
 } from "./projection.js";
 export { PublishedRetention, type PublishedRetentionOptions } from "./published-retention.js";
-export { Relay, type RelayOptions } from "./relay.js";
+export { Relay, type RelayJournal, type RelayOptions } from "./relay.js";
 export {
   AuthenticityError,
   brokerMessageId,
@@ -98,6 +98,7 @@ export {
 export {
   JournalTransport,
   type JournalTransportFaults,
+  type JournalTransportJournal,
   type JournalTransportOptions,
   journalTransport,
 } from "./transports/journal.js";

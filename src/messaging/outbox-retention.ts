@@ -1,6 +1,6 @@
 import { DEFAULT_REDELIVERY_WINDOW_MS, positiveInteger, positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
-import type { Journal } from "../journal/types.js";
+import type { OutboxStore } from "../journal/types.js";
 import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
 
 /** Default retention of done outbox rows: the redelivery window, 7 days. */
@@ -37,7 +37,10 @@ function checkedWindow(options: Omit<OutboxPruneOptions, "now">): { retentionMs:
  * its own short statement), until none is left. Pending, leased, resolving, reconcile and dead
  * rows are never touched, whatever their age. Returns how many rows were deleted.
  */
-export async function pruneOutbox(journal: Journal, options: OutboxPruneOptions): Promise<number> {
+export async function pruneOutbox(
+  journal: Pick<OutboxStore, "pruneOutbox">,
+  options: OutboxPruneOptions,
+): Promise<number> {
   const { retentionMs, batchSize } = checkedWindow(options);
   const before = options.now - retentionMs;
   let removed = 0;
@@ -49,7 +52,7 @@ export async function pruneOutbox(journal: Journal, options: OutboxPruneOptions)
 }
 
 export interface OutboxRetentionOptions extends RetentionJobOptions {
-  journal: Journal;
+  journal: Pick<OutboxStore, "pruneOutbox">;
   /** How long a done row is kept (default 7 days); never shorter than `redeliveryWindowMs`. */
   retentionMs?: number;
   /** Default 7 days, the same window as the inbox's retention. */
@@ -77,7 +80,7 @@ export interface OutboxRetentionOptions extends RetentionJobOptions {
  *   one is refused.
  */
 export class OutboxRetention extends RetentionJob {
-  private readonly journal: Journal;
+  private readonly journal: Pick<OutboxStore, "pruneOutbox">;
   private readonly redeliveryWindowMs: number | undefined;
   private readonly batchSize: number;
 

@@ -1,8 +1,8 @@
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import type { Schemas } from "../core/upcast.js";
-import type { ForgottenConsumer, Journal } from "../journal/types.js";
+import type { ConsumerState, DocumentReader, ForgottenConsumer, OutboxReader } from "../journal/types.js";
 import { setOwner } from "./collection-owners.js";
-import { Consumer, type OrderingMode } from "./consumer.js";
+import { Consumer, type ConsumerJournal, type OrderingMode } from "./consumer.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import type { ProjectionHandler, ProjectTools } from "./handlers.js";
 import type { MessagingMetrics } from "./metrics.js";
@@ -18,9 +18,9 @@ export interface ProjectionDefinition<D, V = D> {
 
 export interface Projection<D, V = D> extends ProjectionHandler<D> {
   /** Read one document with its query-time view. */
-  read(journal: Journal, id: string): Promise<V | undefined>;
+  read(journal: Pick<DocumentReader, "getDocument">, id: string): Promise<V | undefined>;
   /** Read all documents of the collection with their views. */
-  readAll(journal: Journal, limit?: number): Promise<{ id: string; view: V }[]>;
+  readAll(journal: Pick<DocumentReader, "listDocuments">, limit?: number): Promise<{ id: string; view: V }[]>;
 }
 
 /** A read-model projection usable as a consumer handler, with query-time views. */
@@ -46,13 +46,17 @@ export function defineProjection<D, V = D>(definition: ProjectionDefinition<D, V
  * The integration events committed in this journal's outbox (any status: a pending row is
  * committed too), in commit order: a source for rebuilding a projection from scratch.
  */
-export async function eventsFromOutbox(journal: Journal, filter: { kind?: string } = {}): Promise<Envelope[]> {
+export async function eventsFromOutbox(
+  journal: Pick<OutboxReader, "listOutbox">,
+  filter: { kind?: string } = {},
+): Promise<Envelope[]> {
   const rows = await journal.listOutbox({ category: "event", ...filter });
   return rows.map(envelopeFromOutbox);
 }
 
 export interface RebuildOptions {
-  journal: Journal;
+  /** A consumer's journal that can also forget what the consumer handled. */
+  journal: ConsumerJournal & Pick<ConsumerState, "forgetConsumer">;
   /**
    * The live consumer's name. The rebuild consumes under it: what it handles is recorded as that
    * consumer's, so when the live consumer starts again its backlog is duplicates, never applied twice.

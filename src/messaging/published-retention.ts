@@ -1,9 +1,9 @@
 import { positiveInteger, RETENTION_DEFAULTS } from "../base/defaults.js";
-import type { Journal } from "../journal/types.js";
+import type { PublishedLog } from "../journal/types.js";
 import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
 
 export interface PublishedRetentionOptions extends RetentionJobOptions {
-  journal: Journal;
+  journal: Pick<PublishedLog, "prunePublished">;
   /** How long an entry of the published log is kept at least (default 7 days, the redelivery window). */
   retentionMs?: number;
   /** Entries per delete statement (default 1,000). */
@@ -20,7 +20,7 @@ export interface PublishedRetentionOptions extends RetentionJobOptions {
  * id again adds nothing (the log's dedup window).
  */
 export class PublishedRetention extends RetentionJob {
-  private readonly journal: Journal;
+  private readonly journal: Pick<PublishedLog, "prunePublished">;
   private readonly batchSize: number;
 
   constructor(options: PublishedRetentionOptions) {

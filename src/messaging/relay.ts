@@ -2,7 +2,7 @@ import { toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
-import type { Journal, OutboxRow } from "../journal/types.js";
+import type { OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -10,8 +10,11 @@ import type { Signer } from "./signing.js";
 import { subjectFor } from "./subjects.js";
 import { backoffMs, type Transport } from "./transport.js";
 
+/** What a relay uses of the journal: it claims event rows, marks the ones it holds, and wakes on new ones. */
+export type RelayJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox">;
+
 export interface RelayOptions {
-  journal: Journal;
+  journal: RelayJournal;
   transport: Transport;
   /** Subject prefix: events go to `<prefix>.<source>.<type>` unless `subjectOf` says otherwise. */
   subjectPrefix?: string;
@@ -60,7 +63,7 @@ export interface RelayOptions {
  * relay.start(); // ... await relay.stop();
  */
 export class Relay {
-  private readonly journal: Journal;
+  private readonly journal: RelayJournal;
   private readonly transport: Transport;
   private readonly subjectOf: (envelope: Envelope) => string;
   private readonly signer: Signer | undefined;

@@ -1,10 +1,13 @@
 import { Gauge, type Registry } from "prom-client";
 import { type Clock, systemClock } from "../core/clock.js";
-import type { Journal, JournalSummary } from "../journal/types.js";
+import type { JournalAdmin, JournalSummary } from "../journal/types.js";
 import { runtimeMetrics } from "./runtime-metrics.js";
 
+/** What the journal gauges read: the journal's name and its summary. */
+export type ObservedJournal = Pick<JournalAdmin, "backend" | "summarize">;
+
 export interface ObserveJournalOptions {
-  journal: Journal;
+  journal: ObservedJournal;
   registry: Registry;
   /** For the ages (default the system clock). */
   clock?: Clock;
@@ -15,7 +18,7 @@ interface GroupCommitting {
   onGroupCommit(listener: (size: number, seconds: number) => void): () => void;
 }
 
-const groupCommitting = (journal: Journal): journal is Journal & GroupCommitting =>
+const groupCommitting = (journal: ObservedJournal): journal is ObservedJournal & GroupCommitting =>
   typeof (journal as Partial<GroupCommitting>).onGroupCommit === "function";
 
 /**

@@ -1,6 +1,6 @@
 import { listActions } from "../audit.js";
 import { type Html, html, isoTime } from "../html.js";
-import type { ConsoleContext } from "../options.js";
+import type { ConsoleView } from "../options.js";
 import { describeSettlement, settlementStates } from "../settlements.js";
 
 /**
@@ -8,7 +8,7 @@ import { describeSettlement, settlementStates } from "../settlements.js";
  * settlement shows what became of it: waiting for a dispatcher, recorded by the owner, or
  * refused with the reason.
  */
-export async function auditPage(ctx: ConsoleContext): Promise<Html> {
+export async function auditPage(ctx: ConsoleView): Promise<Html> {
   const actions = await listActions(ctx.journal);
   const states = await settlementStates(ctx.journal, actions);
   return html`<h1>Operator actions</h1>

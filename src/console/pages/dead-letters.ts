@@ -3,7 +3,7 @@ import type { DeadLetterRecord } from "../../journal/types.js";
 import type { DeadLetterPayload } from "../../messaging/dead-letters.js";
 import { requireDeadLetter } from "../actions.js";
 import { age, type Html, html, isoTime, prettyJson, query } from "../html.js";
-import { type ConsoleContext, pageSize } from "../options.js";
+import { type ConsoleView, pageSize } from "../options.js";
 import { parseQuery } from "../validation.js";
 
 const STATUSES = ["open", "replayed", "discarded"] as const;
@@ -16,7 +16,7 @@ const reasonOf = (d: DeadLetterRecord) => (d.payload as Partial<DeadLetterPayloa
 const short = (text: string) => (text.length > 160 ? `${text.slice(0, 157)}...` : text);
 
 /** Messages a consumer could not handle, newest failure first. */
-export async function deadLettersPage(ctx: ConsoleContext, raw: unknown): Promise<Html> {
+export async function deadLettersPage(ctx: ConsoleView, raw: unknown): Promise<Html> {
   const filter = parseQuery(deadLettersQuery, raw);
   const consumer = filter.consumer || undefined;
   const letters = (
@@ -44,7 +44,7 @@ ${letters.slice(0, pageSize).map(
 }
 
 /** One dead letter: the message as it arrived, the error and its stack, and the operator's actions. */
-export async function deadLetterPage(ctx: ConsoleContext, id: string): Promise<Html> {
+export async function deadLetterPage(ctx: ConsoleView, id: string): Promise<Html> {
   await requireDeadLetter(ctx, id);
   const d = await ctx.deadLetters.show(id);
   const payload = d.payload as Partial<DeadLetterPayload> | null;

@@ -3,7 +3,7 @@ import { effectRowState } from "../../effects/row-state.js";
 import type { EffectStatus, EffectView } from "../../effects/types.js";
 import { effectView } from "../../effects/view.js";
 import { age, type Html, html, query } from "../html.js";
-import { type ConsoleContext, pageSize } from "../options.js";
+import { type ConsoleView, pageSize } from "../options.js";
 import { parseQuery } from "../validation.js";
 
 const STATUSES = ["Pending", "Unknown", "Completed", "Failed"] as const;
@@ -20,7 +20,7 @@ const RANK: Record<EffectStatus, number> = { Unknown: 0, Pending: 1, NotRequeste
 type Row = EffectView & { lookups: number };
 
 /** Effects by status and kind, with age, attempts and lookups: what is stuck, and since when. */
-export async function effectsPage(ctx: ConsoleContext, raw: unknown): Promise<Html> {
+export async function effectsPage(ctx: ConsoleView, raw: unknown): Promise<Html> {
   const filter = parseQuery(effectsQuery, raw);
   const kind = filter.kind || undefined;
   const owner = filter.owner || undefined;

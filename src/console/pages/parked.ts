@@ -1,7 +1,7 @@
 import type { ParkedRecord } from "../../journal/types.js";
 import { GAP_ALERTS, type GapAlert, isGapResolved } from "../../messaging/gaps.js";
 import { age, type Html, html, isoTime, prettyJson } from "../html.js";
-import type { ConsoleContext } from "../options.js";
+import type { ConsoleView } from "../options.js";
 
 /**
  * Parked messages per consumer and source, each source with its checkpoint (the first missing
@@ -11,7 +11,7 @@ import type { ConsoleContext } from "../options.js";
  * supply form (a missing event's envelope, e.g. fetched from the producer): both act on the
  * journal, and the running consumer's next gap check releases what follows.
  */
-export async function parkedPage(ctx: ConsoleContext): Promise<Html> {
+export async function parkedPage(ctx: ConsoleView): Promise<Html> {
   const alerts = (await ctx.journal.listDocuments(GAP_ALERTS)).map((d) => d.doc as GapAlert);
   const letters = await ctx.journal.listDeadLetters({});
   const consumers = [
@@ -64,7 +64,7 @@ function missingText(checkpoint: number, first: number): string {
 }
 
 /** Skip an open gap: its missing versions are given up as lost (recorded with the operator). */
-function skipForm(ctx: ConsoleContext, consumer: string, source: string, from: number, to: number): Html {
+function skipForm(ctx: ConsoleView, consumer: string, source: string, from: number, to: number): Html {
   return html`<form class="skip-gap" data-post="${ctx.prefix}/api/gaps/skip" data-confirm="${`Skip versions ${from}..${to} of ${source} for ${consumer} as lost for good?`}">
     <input type="hidden" name="consumer" value="${consumer}">
     <input type="hidden" name="source" value="${source}">
@@ -75,7 +75,7 @@ function skipForm(ctx: ConsoleContext, consumer: string, source: string, from: n
 }
 
 /** Supply a missing event of one of the consumer's gaps: its envelope as JSON. */
-function supplyForm(ctx: ConsoleContext, consumer: string): Html {
+function supplyForm(ctx: ConsoleView, consumer: string): Html {
   return html`<form class="supply-gap" data-post="${ctx.prefix}/api/gaps/supply">
     <input type="hidden" name="consumer" value="${consumer}">
     <label>Missing event (its envelope as JSON, with source, aggregateId and aggregateVersion) <textarea name="envelope" rows="6" required></textarea></label>

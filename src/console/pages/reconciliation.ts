@@ -1,7 +1,7 @@
 import type { ReconciliationItem } from "../../effects/reconciliation.js";
 import { effectRowState } from "../../effects/row-state.js";
 import { age, type Html, html, isoTime, prettyJson, query } from "../html.js";
-import type { ConsoleContext } from "../options.js";
+import type { ConsoleView } from "../options.js";
 
 /** Why an item waits here, in the operator's words. */
 function causeText(item: ReconciliationItem): string {
@@ -15,7 +15,7 @@ function causeText(item: ReconciliationItem): string {
  * Effects waiting for an operator: their outcome stayed Unknown after their lookups, or their
  * retries were exhausted. Each with a settle form; an exhausted one also with a retry form.
  */
-export async function reconciliationPage(ctx: ConsoleContext): Promise<Html> {
+export async function reconciliationPage(ctx: ConsoleView): Promise<Html> {
   const items = await ctx.reconciliation.list();
   // The lookups tried before it came here: the queue's items do not carry them, the rows do.
   const rows = await ctx.journal.listOutbox({ category: "effect", status: "reconcile" });

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { CONSOLE_DEFAULTS } from "../../base/defaults.js";
 import { effectRowState, messageRowState } from "../../effects/row-state.js";
 import { effectView } from "../../effects/view.js";
-import type { Journal, OutboxRow } from "../../journal/types.js";
+import type { EventReader, OutboxReader, OutboxRow } from "../../journal/types.js";
 import { type Html, html, isoTime, prettyJson, query } from "../html.js";
-import type { ConsoleContext } from "../options.js";
+import type { ConsoleView } from "../options.js";
 import { parseQuery } from "../validation.js";
 
 export const timelineQuery = z.strictObject({ q: z.string().trim().max(500).optional() });
@@ -16,7 +16,10 @@ const MAX_ACTORS = 20;
  * The actors a search names: the owner of an effect key (or of any outbox row id), an actor
  * address as it is, or every actor whose address ends with `/<q>` (an order id).
  */
-export async function resolveActors(journal: Journal, q: string): Promise<{ streams: string[]; row?: OutboxRow }> {
+export async function resolveActors(
+  journal: Pick<EventReader, "streamVersion" | "listStreams"> & Pick<OutboxReader, "getOutbox">,
+  q: string,
+): Promise<{ streams: string[]; row?: OutboxRow }> {
   const row = await journal.getOutbox(q);
   if (row) return { streams: [row.stream], row };
   if ((await journal.streamVersion(q)) > 0) return { streams: [q] };
@@ -25,7 +28,7 @@ export async function resolveActors(journal: Journal, q: string): Promise<{ stre
 }
 
 /** An actor's history: its events, its effects, the messages it sent and received, the integration events it published. */
-export async function timelinePage(ctx: ConsoleContext, raw: unknown): Promise<Html> {
+export async function timelinePage(ctx: ConsoleView, raw: unknown): Promise<Html> {
   const q = parseQuery(timelineQuery, raw).q ?? "";
   const form = html`<h1>Timeline</h1>
 <form class="filters" data-get="${ctx.prefix}/timeline">
@@ -42,7 +45,7 @@ export async function timelinePage(ctx: ConsoleContext, raw: unknown): Promise<H
 
 const limit = CONSOLE_DEFAULTS.timelineLimit;
 
-async function actorSection(ctx: ConsoleContext, stream: string, highlight: string | undefined): Promise<Html> {
+async function actorSection(ctx: ConsoleView, stream: string, highlight: string | undefined): Promise<Html> {
   const { journal } = ctx;
   const events = await journal.readStream(stream, 1, limit);
   const effects = await journal.listOutbox({ category: "effect", stream, limit });

@@ -1,16 +1,19 @@
 import { JOURNAL_TRANSPORT_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
 import { type Logger, resolveLogger } from "../../core/logger.js";
-import type { Journal } from "../../journal/types.js";
+import type { PublishedLog } from "../../journal/types.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../transport.js";
-import { LogReader, type LogReaderFaults } from "./log-reader.js";
+import { LogReader, type LogReaderFaults, type LogReaderJournal } from "./log-reader.js";
 
 export type { LogReaderFaults as JournalTransportFaults } from "./log-reader.js";
 
+/** What the journal transport uses of the journal: appends to the published log, and its readers' part. */
+export type JournalTransportJournal = Pick<PublishedLog, "appendPublished"> & LogReaderJournal;
+
 export interface JournalTransportOptions {
-  journal: Journal;
+  journal: JournalTransportJournal;
   clock?: Clock;
   random?: Random;
   logger?: Logger;
@@ -46,7 +49,7 @@ export interface JournalTransportOptions {
  */
 export class JournalTransport implements Transport {
   readonly name = "journal";
-  private readonly journal: Journal;
+  private readonly journal: JournalTransportJournal;
   private readonly clock: Clock;
   private readonly random: Random;
   private readonly logger: Logger;

@@ -2,7 +2,7 @@ import { CheckpointConflictError } from "../../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED } from "../../core/clock.js";
 import type { Logger } from "../../core/logger.js";
 import { PUBLISHED_READER_SOURCE } from "../../journal/published.js";
-import type { Journal, PublishedRecord } from "../../journal/types.js";
+import type { ConsumerStateReader, EventStore, PublishedLogReader, PublishedRecord } from "../../journal/types.js";
 import { subjectMatches } from "../subjects.js";
 import { backoffMs, type DeliveryHandler, type DeliveryOutcome } from "../transport.js";
 import type { InProcessFaultKnobs } from "./in-process.js";
@@ -10,8 +10,13 @@ import type { InProcessFaultKnobs } from "./in-process.js";
 /** Misdelivery to inject (tests and the demo), the in-process transport's knobs; choices come from the seeded random. */
 export type LogReaderFaults = InProcessFaultKnobs;
 
+/** What a reader uses of the journal: the log, and its position (a checkpoint) read and committed. */
+export type LogReaderJournal = PublishedLogReader &
+  Pick<ConsumerStateReader, "getCheckpoint"> &
+  Pick<EventStore, "commit">;
+
 export interface LogReaderOptions {
-  journal: Journal;
+  journal: LogReaderJournal;
   consumer: string;
   subjects: string[];
   maxDeliveries: number;

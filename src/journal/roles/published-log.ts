@@ -1,0 +1,49 @@
+/**
+ * An integration event in the journal's published log (the journal transport's log). Positions
+ * grow in commit order: an entry never becomes visible after one with a higher position did.
+ * They may skip numbers (an append of a known message id can burn one), so readers never count.
+ */
+export interface PublishedRecord {
+  position: number;
+  /** The broker dedup id (`brokerMessageId(envelope)`); unique in the log. */
+  messageId: string;
+  subject: string;
+  /** The encoded envelope, as a transport delivers it. */
+  body: string;
+  publishedAt: number;
+}
+
+export interface NewPublished {
+  messageId: string;
+  subject: string;
+  body: string;
+}
+
+/** The published log as its readers use it: entries after a position, and a wake-up on appends. */
+export interface PublishedLogReader {
+  /** Entries with position > `after`, in position order, at most `limit` (default all). */
+  readPublished(after: number, limit?: number): Promise<PublishedRecord[]>;
+  /**
+   * Wake-up signal after an append to the published log (in-process for memory/SQLite,
+   * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
+   */
+  onPublished(listener: () => void): () => void;
+}
+
+/**
+ * The published log: the integration events the journal transport delivers, in position order,
+ * read by each subscriber from its own position (a checkpoint under `PUBLISHED_READER_SOURCE`).
+ */
+export interface PublishedLog extends PublishedLogReader {
+  /**
+   * Append an integration event to the published log; returns its position. A message id already
+   * in the log is stored once: its existing position is returned and nothing is written.
+   */
+  appendPublished(entry: NewPublished, now: number): Promise<number>;
+  /**
+   * Delete at most `limit` (default 1,000) entries published strictly before `before` that every
+   * registered reader has passed: a reader is a checkpoint under source `PUBLISHED_READER_SOURCE`
+   * (`src/journal/published.ts`), and its version is its position. No reader: nothing is deleted.
+   */
+  prunePublished(before: number, limit?: number): Promise<number>;
+}
