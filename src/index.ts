@@ -12,12 +12,14 @@ export {
   CheckpointConflictError,
   CommandRejectedError,
   DuplicateMessageError,
+  FencedOutError,
   IdempotencyKeyReusedError,
   InvalidInputError,
   isRetryable,
   MessageConflictError,
   NoDecisionError,
   NotMigratedError,
+  NotOwnerError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,
@@ -87,6 +89,15 @@ export { type Logger, silentLogger } from "./core/logger.js";
 export { readEvent } from "./core/recovery.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export {
+  DEFAULT_SLICE_COUNT,
+  fenceCheckpoint,
+  type Ownership,
+  ownsEverything,
+  SLICE_FENCE_CONSUMER,
+  sliceOf,
+  sliceOfAddress,
+} from "./core/slices.js";
 export { type SnapshotMetrics, snapshotMetrics } from "./core/snapshot-metrics.js";
 export {
   type SchemaOf,
@@ -110,6 +121,7 @@ export type * from "./journal/types.js";
 
 // Integration events: outbox relay, transports, consumers, sequencing, dead letters, projections
 export * from "./messaging/index.js";
-
 // Metrics and traces
 export * from "./observability/index.js";
+// Slice ownership: leases, fencing, rebalancing
+export * from "./ownership/index.js";

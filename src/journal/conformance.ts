@@ -5,6 +5,7 @@ import {
   InvalidInputError,
   VersionConflictError,
 } from "../base/errors.js";
+import { sliceLeaseConformance } from "../ownership/conformance-slice-leases.js";
 import type { ConformanceTestApi } from "./conformance-api.js";
 import { consumerStateConformance } from "./conformance-consumer-state.js";
 import { publishedLogConformance } from "./conformance-published.js";
@@ -83,6 +84,11 @@ export function journalConformance(
     storableTextConformance(api, () => j);
     publishedLogConformance(api, () => j);
     consumerStateConformance(api, () => j);
+    sliceLeaseConformance(
+      api,
+      () => j,
+      async () => (subject.secondWriter ? subject.secondWriter() : j),
+    );
 
     /** Everything a commit can write, so atomicity tests can check that none of it landed. */
     const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({
