@@ -13,19 +13,19 @@ export interface SliceLeaseOptions {
   /** This worker's id: unique among the workers sharing the journal, stable for the process's life. */
   workerId: string;
   /** Slices of the system (a power of two); every worker must use the same number. */
-  sliceCount?: number;
+  sliceCount?: number | undefined;
   /** How long a lease holds without renewal (ms, default 6,000): a dead worker's slices move after it. */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** Time between rounds (ms, default a third of `leaseMs`): a lease is renewed twice before it lapses. */
-  roundMs?: number;
+  roundMs?: number | undefined;
   /** Acquisitions and releases together per round, at most (default 4). */
-  maxMovesPerRound?: number;
-  clock?: Clock;
+  maxMovesPerRound?: number | undefined;
+  clock?: Clock | undefined;
   /** Orders the slices a round takes or lets go, so two workers seldom reach for the same one. */
-  random?: Random;
-  logger?: Logger;
+  random?: Random | undefined;
+  logger?: Logger | undefined;
   /** Where `oncely_slice_moves_total` and `oncely_slices_owned` go. */
-  registry?: Registry;
+  registry?: Registry | undefined;
 }
 
 interface Held {
