@@ -4,10 +4,12 @@ import { join } from "node:path";
 import pg from "pg";
 import { defineActor } from "../src/core/actor.js";
 import type { EffectOutcome, Typed } from "../src/core/decider.js";
+import { silentLogger } from "../src/core/logger.js";
 import { Runtime } from "../src/core/runtime.js";
 import { Dispatcher } from "../src/effects/dispatcher.js";
 import { succeeded } from "../src/effects/types.js";
 import type { Journal } from "../src/journal/types.js";
+import { SliceLeaseManager } from "../src/ownership/lease-manager.js";
 import { groupCommitLine, groupCommitMark } from "./group-commit-stats.js";
 import {
   CallLedger,
@@ -69,7 +71,13 @@ async function runOnJournal(
   options: WorkflowOptions,
   sqlClient?: PgClientClass,
 ): Promise<WorkflowFigures> {
-  const runtime = new Runtime({ journal, actors: [orderActor] });
+  // ONCELY_BENCH_FENCED=1: one worker holding every slice by lease, so every commit carries its fence.
+  const leases =
+    process.env.ONCELY_BENCH_FENCED === "1"
+      ? new SliceLeaseManager({ journal, workerId: `bench-${process.pid}`, logger: silentLogger })
+      : undefined;
+  await leases?.start();
+  const runtime = new Runtime({ journal, actors: [orderActor], ...(leases ? { ownership: leases } : {}) });
   const ledger = new CallLedger();
   const finished = new Map<string, () => void>();
   // The dispatcher reports outcomes through this sink: an order is finished once the runtime
@@ -116,7 +124,7 @@ async function runOnJournal(
       sqlClient,
     );
     return {
-      system,
+      system: leases ? `${system} (fenced)` : system,
       orders: options.orders,
       inflight: options.inflight,
       ...measured,
@@ -125,6 +133,7 @@ async function runOnJournal(
     };
   } finally {
     await dispatcher.stop();
+    await leases?.stop();
     runtime.close();
   }
 }

@@ -12,12 +12,14 @@ export {
   CheckpointConflictError,
   CommandRejectedError,
   DuplicateMessageError,
+  FencedOutError,
   IdempotencyKeyReusedError,
   InvalidInputError,
   isRetryable,
   MessageConflictError,
   NoDecisionError,
   NotMigratedError,
+  NotOwnerError,
   NotRegisteredError,
   OncelyError,
   OperationInProgressError,
@@ -94,6 +96,15 @@ export {
   type SendOptions,
   type SendResult,
 } from "./core/runtime.js";
+export {
+  DEFAULT_SLICE_COUNT,
+  fenceCheckpoint,
+  type Ownership,
+  ownsEverything,
+  SLICE_FENCE_CONSUMER,
+  sliceOf,
+  sliceOfAddress,
+} from "./core/slices.js";
 export { type SnapshotMetrics, snapshotMetrics } from "./core/snapshot-metrics.js";
 export {
   type SchemaOf,
@@ -108,7 +119,7 @@ export * from "./effects/index.js";
 // The host: one process's runtime, dispatcher, relay and consumers from one description; awaiting results
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
-export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
+export { createHost, Host, type HostConsumer, type HostOptions, type HostOwnership } from "./host/host.js";
 // Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
 export { outcomeRecorded } from "./journal/outcome-record.js";
 export { PUBLISHED_READER_SOURCE } from "./journal/published.js";
@@ -117,6 +128,7 @@ export type * from "./journal/types.js";
 
 // Integration events: outbox relay, transports, consumers, sequencing, dead letters, projections
 export * from "./messaging/index.js";
-
 // Metrics and traces
 export * from "./observability/index.js";
+// Slice ownership: leases, fencing, rebalancing
+export * from "./ownership/index.js";

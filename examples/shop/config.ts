@@ -50,6 +50,14 @@ export const shopEnvSchema = z.strictObject({
     .optional(),
   /** Lease owner id of this process's dispatcher (unique per process). */
   DISPATCHER_OWNER: z.string().min(1).optional(),
+  /**
+   * Several workers on one PostgreSQL journal: each runs only the actors of the slices it leases
+   * (docs/design/ownership.md), under the worker id DISPATCHER_OWNER (else a fresh one).
+   */
+  SLICE_LEASES: z
+    .enum(["true", "false", "1", "0"], { message: "must be true, false, 1 or 0" })
+    .transform((v) => v === "true" || v === "1")
+    .default(false),
   /** Transport of integration events; default `nats` when NATS_URL is set, else `in-process`. */
   TRANSPORT: z.enum(["in-process", "nats"], { message: "must be in-process or nats" }).optional(),
   /** NATS server for the JetStream stream `SHOP` (e.g. nats://127.0.0.1:4222). */

@@ -192,6 +192,39 @@ export class RetriesExhaustedError extends TerminalError {
   }
 }
 
+/**
+ * A command reached a worker that does not own its actor's slice (see `Ownership`): refused before
+ * anything was read, so nothing changed. Send it to the slice's owner (a router forwards it), or
+ * try again here after the slices settle: another worker may be taking the slice over right now.
+ */
+export class NotOwnerError extends RetryableError {
+  constructor(
+    readonly address: string,
+    readonly slice: number,
+  ) {
+    super(`this worker does not own slice ${slice} of actor "${address}": route the command to the slice's owner`);
+  }
+}
+
+/**
+ * A commit made under a fencing token that is no longer its slice's: another worker took the slice
+ * (this one stalled past its lease, or lost it in a partition). Nothing of the commit was written,
+ * whatever its stream version said; this worker dropped the slice. Route the command to the new owner.
+ */
+export class FencedOutError extends RetryableError {
+  constructor(
+    readonly address: string,
+    readonly slice: number,
+    readonly token: number,
+    readonly current: number,
+  ) {
+    super(
+      `commit for actor "${address}" was fenced out: slice ${slice} is held under token ${current}, ` +
+        `this worker held it under ${token}; route the command to the slice's owner`,
+    );
+  }
+}
+
 /** A named fault point armed by a test fired. Never thrown unless a test arms it. */
 export class InjectedFault extends Error {
   constructor(readonly point: string) {

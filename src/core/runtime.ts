@@ -1,8 +1,11 @@
 import { context } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
 import {
+  CheckpointConflictError,
   DuplicateMessageError,
+  FencedOutError,
   NoDecisionError,
+  NotOwnerError,
   NotRegisteredError,
   RetriesExhaustedError,
   RuntimeClosedError,
@@ -23,6 +26,7 @@ import type {
   OutboxReader,
   OutboxRow,
 } from "../journal/types.js";
+import { type OwnershipMetrics, ownershipMetrics } from "../observability/ownership-metrics.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
 import { type AnyActor, requestableKinds } from "./actor.js";
@@ -43,6 +47,8 @@ import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
+import { SliceGate } from "./slice-gate.js";
+import { fenceCheckpoint, type Ownership, ownsEverything, SLICE_FENCE_CONSUMER, sliceOfAddress } from "./slices.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
 import { checkSchemas, currentVersion } from "./upcast.js";
 
@@ -75,6 +81,13 @@ export interface RuntimeOptions {
    * a private registry by default.
    */
   registry?: Registry;
+  /**
+   * Which actors this runtime may run (default `ownsEverything()`: all of them, no fence). A command
+   * for an actor of a slice not owned is refused with `NotOwnerError` before anything is read; a
+   * commit carries the slice's fence when `ownership.fence(slice)` gives one, and a commit the fence
+   * refuses fails with `FencedOutError` and drops the slice (see docs/design/ownership.md).
+   */
+  ownership?: Ownership;
 }
 
 export interface SendOptions {
@@ -147,6 +160,9 @@ export class Runtime {
   /** Counters for reports and metrics. */
   readonly stats = { commands: 0, duplicates: 0, conflicts: 0, recoveries: 0, passivations: 0 };
   private readonly metrics: RuntimeMetrics;
+  readonly ownership: Ownership;
+  private readonly slices: SliceGate;
+  private readonly ownershipMetrics: OwnershipMetrics;
 
   constructor(options: RuntimeOptions) {
     this.journal = options.journal;
@@ -160,6 +176,9 @@ export class Runtime {
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
     this.snapshotMetrics = snapshotMetrics(options.registry);
     this.metrics = runtimeMetrics(options.registry);
+    this.ownership = options.ownership ?? ownsEverything();
+    this.ownershipMetrics = ownershipMetrics(options.registry);
+    this.slices = new SliceGate(this.ownership, (slices) => this.evictSlices(slices));
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {
         throw new NotRegisteredError(`actor type "${definition.type}" registered twice`);
@@ -197,10 +216,14 @@ export class Runtime {
     const definition = this.definition(address);
     // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
     const print = messageId === undefined || isRoutedOutcome(command) ? undefined : commandPrint(command, messageId);
+    const slice = sliceOfAddress(address, this.ownership.sliceCount);
+    if (!this.ownership.owns(slice)) return Promise.reject(new NotOwnerError(address, slice));
     const parent = context.active();
-    return this.mailboxes.run(address, () =>
-      commandSpan(address, command.type, options, parent, () =>
-        this.handle(definition, address, command, options, print),
+    return this.slices.track(slice, () =>
+      this.mailboxes.run(address, () =>
+        commandSpan(address, command.type, options, parent, () =>
+          this.handle(definition, address, command, options, print, slice),
+        ),
       ),
     );
   }
@@ -249,7 +272,15 @@ export class Runtime {
 
   close(): void {
     this.closed = true;
+    this.slices.close();
     this.active.clear();
+  }
+
+  /** Drop the cached actors of `slices` (lost: another worker may write them; regained: stale). */
+  private evictSlices(slices: ReadonlySet<number>): void {
+    for (const address of [...this.active.keys()]) {
+      if (slices.has(sliceOfAddress(address, this.ownership.sliceCount))) this.active.delete(address);
+    }
   }
   private async handle(
     definition: AnyActor,
@@ -257,6 +288,7 @@ export class Runtime {
     command: Typed,
     options: SendOptions,
     print: CommandPrint | undefined,
+    slice: number,
   ) {
     if (this.closed) throw new RuntimeClosedError("runtime is closed");
     this.stats.commands++;
@@ -266,6 +298,8 @@ export class Runtime {
     const { id } = parseAddress(address);
 
     for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
+      // Checked again in the mailbox: the slice may have moved while the command waited its turn.
+      if (!this.ownership.owns(slice)) throw new NotOwnerError(address, slice);
       const activation =
         attempt === 0 && options.expectNew === true && !this.active.has(address)
           ? this.activateNew(definition, address, id)
@@ -317,6 +351,8 @@ export class Runtime {
         outcome,
         print,
       });
+      const token = this.ownership.fence(slice);
+      if (token !== undefined) commit.checkpoints = [fenceCheckpoint(slice, token)];
 
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
@@ -330,6 +366,13 @@ export class Runtime {
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
           const prior = await this.priorReply(definition, address, messageId, outcome, print);
           if (prior) return prior;
+        }
+        if (
+          token !== undefined &&
+          error instanceof CheckpointConflictError &&
+          error.consumer === SLICE_FENCE_CONSUMER
+        ) {
+          throw this.fencedOut(address, slice, token, error.actual);
         }
         if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
           this.stats.conflicts++;
@@ -353,6 +396,15 @@ export class Runtime {
       `command ${command.type} for ${address} kept conflicting with other writers`,
       this.maxConflictRetries + 1,
     );
+  }
+
+  /** Another worker took `slice`: drop it and its cached actors, count it, and say so. */
+  private fencedOut(address: string, slice: number, token: number, current: number): FencedOutError {
+    this.ownershipMetrics.fencedCommits.inc();
+    this.ownership.fencedOut?.(slice, token);
+    this.evictSlices(new Set([slice]));
+    this.logger.warn({ address, slice, token, current }, "a commit was fenced out: another worker owns the slice");
+    return new FencedOutError(address, slice, token, current);
   }
 
   /** A decision of an actor that declares its effects may request only those (and timers): else nothing is committed. */

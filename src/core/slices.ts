@@ -57,7 +57,33 @@ export interface Ownership {
   fence(slice: number): number | undefined;
   /** Called after the set of owned slices changed. Returns an unsubscribe function. */
   onChange(listener: () => void): () => void;
+  /**
+   * Optional: a runtime registers how to wait until the commands of a slice in flight have settled;
+   * an ownership that releases slices (a lease manager) stops answering `owns` for the slice, waits
+   * for every registered hook, and only then lets the slice go. Returns an unregister function.
+   */
+  settleWith?(settle: (slice: number) => Promise<void>): () => void;
+  /**
+   * Optional: a runtime reports a commit refused by the fence of `slice` held under `token`; the
+   * ownership drops the slice at once (another worker holds it under a higher token).
+   */
+  fencedOut?(slice: number, token: number): void;
 }
+
+/**
+ * The fence of a slice is a checkpoint of this consumer, source `String(slice)`, whose version is
+ * the slice's current fencing token. A commit made for the slice carries `fenceCheckpoint`: a guard
+ * that leaves the checkpoint as it is and refuses the commit unless it still holds the token.
+ */
+export const SLICE_FENCE_CONSUMER = "oncely/slice-fence";
+
+/** The guard a commit of `slice` carries when its worker holds the slice under `token`. */
+export const fenceCheckpoint = (slice: number, token: number) => ({
+  consumer: SLICE_FENCE_CONSUMER,
+  source: String(slice),
+  version: token,
+  expected: token,
+});
 
 /** One process that owns every slice (SQLite, memory, a single worker): no fence, nothing moves. */
 export function ownsEverything(sliceCount = DEFAULT_SLICE_COUNT): Ownership {

@@ -7,6 +7,7 @@ import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
+import type { Ownership } from "../core/slices.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
@@ -14,6 +15,7 @@ import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
 import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
+import { SliceLeaseManager } from "../ownership/lease-manager.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
@@ -21,6 +23,22 @@ import { TrackedTransport } from "./tracked-transport.js";
 
 /** What every component of a host shares; given once, passed to each. */
 type Shared = "journal" | "clock" | "ids" | "random" | "faults" | "logger" | "registry";
+
+/**
+ * Which slices of actors this host runs: an `Ownership` of the caller's (started and stopped by
+ * the caller), or leases in the journal, held by a `SliceLeaseManager` the host starts and stops.
+ */
+export type HostOwnership =
+  | Ownership
+  | {
+      leases: {
+        /** This worker's id, unique among the workers sharing the journal. */
+        workerId: string;
+        sliceCount?: number;
+        leaseMs?: number;
+        maxMovesPerRound?: number;
+      };
+    };
 
 /** A consumer of integration events, subscribed by the host to `subjects`. */
 export type HostConsumer = Omit<ConsumerOptions, Shared | "runtime"> & {
@@ -69,6 +87,13 @@ export interface HostOptions {
    * component keeps its metrics in a private registry.
    */
   registry?: Registry;
+  /**
+   * Which actors this host runs (default: all of them). With `{ leases }`, the host's workers
+   * share the slices by leases in the journal (PostgreSQL, for several processes): `start()`
+   * takes this worker's share before anything else starts, `stop()` lets its slices go once
+   * their commands settled. See docs/design/ownership.md.
+   */
+  ownership?: HostOwnership;
 }
 
 /**
@@ -97,6 +122,9 @@ export class Host {
   readonly runtime: Runtime;
   readonly dispatcher: Dispatcher;
   readonly relay: Relay | undefined;
+  /** The slices this host runs; a lease manager the host started when given `{ leases }`. */
+  readonly ownership: Ownership | undefined;
+  private readonly leases: SliceLeaseManager | undefined;
   readonly consumers: readonly Consumer[];
   private readonly signal: CommitSignal;
   private readonly awaiter: Awaiter;
@@ -135,7 +163,27 @@ export class Host {
     };
     // Messaging metrics are one set per registry, shared by the relay and every consumer.
     const messaging = options.registry === undefined ? {} : { metrics: messagingMetrics(options.registry) };
-    this.runtime = new Runtime({ ...options.runtime, ...shared, ...registry, ids, actors: options.actors });
+    const given = options.ownership;
+    // Lease commits go to the given journal, not the observed one: they are no actor's commits.
+    this.leases =
+      given && "leases" in given
+        ? new SliceLeaseManager({
+            ...given.leases,
+            ...shared,
+            ...registry,
+            journal: options.journal,
+          })
+        : undefined;
+    this.ownership = this.leases ?? (given as Ownership | undefined);
+    const ownership = this.ownership === undefined ? {} : { ownership: this.ownership };
+    this.runtime = new Runtime({
+      ...options.runtime,
+      ...shared,
+      ...registry,
+      ...ownership,
+      ids,
+      actors: options.actors,
+    });
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
@@ -174,11 +222,12 @@ export class Host {
     });
   }
 
-  /** Start the dispatcher, the relay, every consumer's subscription, and the gap checks of the sequenced ones. */
+  /** Take this worker's share of slices (with `{ leases }`), then start the dispatcher, the relay, every consumer's subscription, and the gap checks of the sequenced ones. */
   async start(): Promise<void> {
     if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
     if (this.running) return;
     this.running = [];
+    await this.leases?.start();
     this.dispatcher.start();
     this.relay?.start();
     for (const { consumer, transport, options, gapCheckEveryMs } of this.subscriptions) {
@@ -207,6 +256,7 @@ export class Host {
       await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
       await this.dispatcher.stop();
       await this.relay?.stop();
+      await this.leases?.stop();
       this.runtime.close();
     })();
     return this.stopped;

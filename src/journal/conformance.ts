@@ -1,4 +1,5 @@
 import { type Random, seededRandom } from "../core/clock.js";
+import { sliceLeaseConformance } from "../ownership/conformance-slice-leases.js";
 import type { ConformanceSubject, ConformanceTestApi } from "./conformance-api.js";
 import { atomicityConformance } from "./conformance-atomicity.js";
 import { consumerStateConformance } from "./conformance-consumer-state.js";
@@ -54,6 +55,11 @@ export function journalConformance(
     storableTextConformance(api, () => j);
     publishedLogConformance(api, () => j);
     consumerStateConformance(api, () => j);
+    sliceLeaseConformance(
+      api,
+      () => j,
+      async () => (subject.secondWriter ? subject.secondWriter() : j),
+    );
 
     const ctx = conformanceContext(api, () => ({ subject, random }));
     streamConformance(ctx);

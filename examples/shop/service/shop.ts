@@ -17,6 +17,7 @@ import {
   Reconciliation,
   Runtime,
   randomIds,
+  SliceLeaseManager,
   silentLogger,
   systemClock,
 } from "oncely";
@@ -78,6 +79,8 @@ export interface ShopOptions {
   /** Provider calls the dispatcher runs at once (default `SHOP_EFFECT_CONCURRENCY`). */
   effectConcurrency?: number | undefined;
   dispatcherOwner?: string | undefined;
+  /** Run only the actors of the slices this worker leases (several workers on PostgreSQL); see `SliceLeaseManager`. */
+  sliceLeases?: boolean | undefined;
   faults?: Faults | undefined;
   logger?: Logger | undefined;
   clock?: Clock | undefined;
@@ -145,6 +148,7 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
     effectTimeoutMs: env.EFFECT_TIMEOUT_MS,
     effectConcurrency: env.EFFECT_CONCURRENCY,
     dispatcherOwner: env.DISPATCHER_OWNER,
+    sliceLeases: env.SLICE_LEASES,
     transport: env.TRANSPORT ?? (env.NATS_URL ? "nats" : "in-process"),
     natsUrl: env.NATS_URL,
     integrationFaults: {
@@ -258,7 +262,17 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     collectDefaultMetrics({ register: registry });
     const stopJournalMetrics = observeJournal({ journal, registry, clock });
     closers.push(async () => stopJournalMetrics());
+    const leases = options.sliceLeases
+      ? new SliceLeaseManager({
+          journal,
+          workerId: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
+          clock,
+          logger,
+          registry,
+        })
+      : undefined;
     const runtime = new Runtime({
+      ...(leases ? { ownership: leases } : {}),
       registry,
       journal,
       actors: shopActors({
@@ -271,6 +285,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       logger,
     });
     closers.push(async () => runtime.close());
+    if (leases) {
+      // Its share before anything runs; at close, after the dispatcher and consumers stopped, its slices go.
+      await leases.start();
+      closers.push(() => leases.stop());
+    }
     const policy = shopEffectPolicy(options.effectTimeoutMs ?? 5000);
     const dispatcher = new Dispatcher({
       journal,

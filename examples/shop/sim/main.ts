@@ -167,7 +167,8 @@ if (options.json) {
           name.startsWith("provider:") ||
           name === "operator-settled" ||
           name.startsWith("hand-over") ||
-          name.startsWith("journal-log"),
+          name.startsWith("journal-log") ||
+          name.startsWith("slice-owners"),
       ),
       `invariant checks: ${report.checks}`,
       `violations: ${report.violations}`,

@@ -46,6 +46,7 @@ import {
   reminderTerminal,
   reminderWorkload,
 } from "./reminders.js";
+import { sliceOwnersWorker, staleOwnerFenced } from "./slice-owners.js";
 import { askWarehouse, loseWebhook, shortShip, warehouseProviders, warehouseWorker } from "./warehouse.js";
 
 /**
@@ -131,6 +132,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       brokerWorker(env),
       journeysWorker(env, journeysQueue(env)),
       journalLogWorker(env, journalLogFeed(env)),
+      sliceOwnersWorker(env),
       warehouseWorker(env),
     ],
     operator: settleAsOperator,
@@ -195,6 +197,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       journeysFoldEveryEvent,
       handOversInserted,
       logViewsHoldEveryEvent,
+      staleOwnerFenced,
     ],
     reproduce: (seed, steps, run) =>
       [
