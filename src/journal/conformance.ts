@@ -7,6 +7,7 @@ import {
 } from "../base/errors.js";
 import type { ConformanceTestApi } from "./conformance-api.js";
 import { consumerStateConformance } from "./conformance-consumer-state.js";
+import { outboxSlicesConformance } from "./conformance-outbox-slices.js";
 import { publishedLogConformance } from "./conformance-published.js";
 import { storableTextConformance } from "./conformance-storable.js";
 import type { Commit, Journal, NewEvent, NewOutboxRow } from "./types.js";
@@ -83,6 +84,7 @@ export function journalConformance(
     storableTextConformance(api, () => j);
     publishedLogConformance(api, () => j);
     consumerStateConformance(api, () => j);
+    outboxSlicesConformance(api, () => j);
 
     /** Everything a commit can write, so atomicity tests can check that none of it landed. */
     const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({

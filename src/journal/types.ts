@@ -270,6 +270,12 @@ export interface ClaimOptions {
    * pending/leased: delivery per stream then follows commit order (used by the event relay).
    */
   inStreamOrder?: boolean;
+  /**
+   * Only rows of these slices (see `outboxSlice`: the slice of the actor that handles the row), each
+   * from 0 to the journal's slice count - 1; an empty list claims nothing. Absent: every slice,
+   * with no filter at all (a single worker pays nothing for slices).
+   */
+  slices?: readonly number[];
 }
 
 /** Fields a dispatcher may change on a row it holds the lease of. */
@@ -315,6 +321,12 @@ export interface JournalSummary {
 export interface Journal {
   /** Back-end name for messages and reports: `memory`, `sqlite`, `postgres`. */
   readonly backend: string;
+  /**
+   * The number of slices its outbox rows are spread over (see `outboxSlice`; the back ends' option,
+   * `DEFAULT_SLICE_COUNT` by default). Optional for journals written before slices: absent means
+   * the default.
+   */
+  readonly sliceCount?: number;
   /** Create or upgrade the schema. Idempotent and versioned; safe to call from several processes. */
   migrate(): Promise<void>;
   commit(commit: Commit): Promise<CommitResult>;
