@@ -9,4 +9,4 @@ ALTER TABLE ${schema}.outbox ADD COLUMN slice integer NOT NULL DEFAULT 0;
 -- reading every due row of every slice in the claim index and dropping the others': with a backlog
 -- in slices this worker does not own (a dead worker's, not yet taken over), that read grew with it.
 -- Like the claim index, it holds only unfinished rows.
-CREATE INDEX outbox_claim_slice ON ${schema}.outbox (slice, not_before) WHERE status NOT IN ('done', 'dead');
+CREATE INDEX outbox_claim_slice ON ${schema}.outbox (slice, status, not_before) WHERE status NOT IN ('done', 'dead');
