@@ -7,6 +7,7 @@ import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
+import type { Ownership } from "../core/slices.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
@@ -14,6 +15,7 @@ import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
 import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
+import { CommandRouter, type CommandRouterOptions, type RoutedResult } from "../ownership/router.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
@@ -69,6 +71,15 @@ export interface HostOptions {
    * component keeps its metrics in a private registry.
    */
   registry?: Registry;
+  /**
+   * What this worker owns, when several workers share the journal: `send`, the consumers' commands
+   * and the dispatcher's deliveries go through a `CommandRouter` (a command for an actor of a slice
+   * owned elsewhere is forwarded to its owner), and the dispatcher and relay claim only owned
+   * slices. Absent: this process runs every actor, as `ownsEverything()`.
+   */
+  ownership?: Ownership;
+  /** The router's tuning (how long a forward waits for its reply, the poll). */
+  router?: Pick<CommandRouterOptions, "timeoutMs" | "pollMs">;
 }
 
 /**
@@ -95,6 +106,8 @@ export class Host {
   /** The journal every component of this host writes through (the given one, observed for waits). */
   readonly journal: Journal;
   readonly runtime: Runtime;
+  /** Present when the host was given an ownership: where its commands go. */
+  readonly router: CommandRouter | undefined;
   readonly dispatcher: Dispatcher;
   readonly relay: Relay | undefined;
   readonly consumers: readonly Consumer[];
@@ -136,15 +149,30 @@ export class Host {
     // Messaging metrics are one set per registry, shared by the relay and every consumer.
     const messaging = options.registry === undefined ? {} : { metrics: messagingMetrics(options.registry) };
     this.runtime = new Runtime({ ...options.runtime, ...shared, ...registry, ids, actors: options.actors });
+    this.router =
+      options.ownership &&
+      new CommandRouter({
+        ...options.router,
+        ...registry,
+        runtime: this.runtime,
+        journal: this.journal,
+        ownership: options.ownership,
+        clock: this.clock,
+        ids,
+      });
+    const ownership = options.ownership ? { ownership: options.ownership } : {};
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
       ...registry,
-      runtime: this.runtime,
+      ...ownership,
+      runtime: this.router ?? this.runtime,
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
-    this.relay = options.relay && new Relay({ ...messaging, ...options.relay, ...shared, owner: `${this.name}/relay` });
+    this.relay =
+      options.relay &&
+      new Relay({ ...messaging, ...options.relay, ...shared, ...ownership, owner: `${this.name}/relay` });
     const hostEvery = options.gapCheckEveryMs ?? HOST_DEFAULTS.gapCheckEveryMs;
     if (hostEvery !== false) positiveMs("createHost gapCheckEveryMs", hostEvery);
     const consumers: Consumer[] = [];
@@ -155,7 +183,8 @@ export class Host {
           `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
         );
       }
-      const built = new Consumer({ ...messaging, ...consumer, ...shared, ids, runtime: this.runtime });
+      const commands = this.router ? { commands: this.router } : {};
+      const built = new Consumer({ ...messaging, ...consumer, ...shared, ...commands, ids, runtime: this.runtime });
       consumers.push(built);
       this.subscriptions.push({
         consumer: built,
@@ -211,9 +240,12 @@ export class Host {
     return this.stopped;
   }
 
-  /** Handle a command (see `Runtime.send`). */
-  send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
-    return this.runtime.send(address, command, options);
+  /**
+   * Handle a command (see `Runtime.send`); with an ownership, on the worker that owns the actor's
+   * slice (see `CommandRouter.send`: a forwarded command's result has no version nor events).
+   */
+  send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult | RoutedResult> {
+    return this.router ? this.router.send(address, command, options) : this.runtime.send(address, command, options);
   }
 
   /** An actor's current state (see `Runtime.state`). */

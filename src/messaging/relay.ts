@@ -2,6 +2,8 @@ import { toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Ownership } from "../core/slices.js";
+import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
@@ -38,6 +40,11 @@ export interface RelayOptions {
   pollMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * What this worker owns: it publishes only the events of owned slices (their producing streams'),
+   * and a change of ownership wakes it to claim again. Absent (or owning every slice): every event.
+   */
+  ownership?: Ownership;
 }
 
 /**
@@ -81,9 +88,12 @@ export class Relay {
   readonly stats = { published: 0, failures: 0, invalid: 0 };
   private claims = 0;
   private readonly random: Random;
+  private readonly ownership: Ownership | undefined;
 
   constructor(options: RelayOptions) {
     this.journal = options.journal;
+    requireSameSliceCount(`Relay ${options.owner ?? "relay"}`, options.ownership, options.journal);
+    this.ownership = options.ownership;
     this.transport = options.transport;
     const prefix = options.subjectPrefix ?? "oncely";
     this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
@@ -111,6 +121,7 @@ export class Relay {
     // lease, or another relay started with the same owner id, can no longer mark a row that was
     // claimed again after it.
     const lease = `${this.owner}#${++this.claims}.${Math.floor(this.random.next() * 2 ** 32).toString(36)}`;
+    const slices = ownedSlices(this.ownership);
     const rows = await this.journal.claimOutbox({
       owner: lease,
       now: this.clock.now(),
@@ -118,6 +129,7 @@ export class Relay {
       limit: this.batchSize,
       categories: ["event"],
       inStreamOrder: true,
+      ...(slices === undefined ? {} : { slices }),
     });
     const results = await Promise.allSettled(rows.map((row) => publishSpan(row, () => this.relayRow(row, lease))));
     const crash = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -196,6 +208,10 @@ export class Relay {
       this.signalled = true;
       this.wake?.();
     }, ["event"]);
+    const unsubscribeOwnership = this.ownership?.onChange(() => {
+      this.signalled = true;
+      this.wake?.();
+    });
     this.loop = (async () => {
       while (!abort.signal.aborted) {
         this.signalled = false;
@@ -209,6 +225,7 @@ export class Relay {
         await this.idle(abort.signal);
       }
       unsubscribe();
+      unsubscribeOwnership?.();
     })();
   }
 
