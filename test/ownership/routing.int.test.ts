@@ -6,6 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createRuntime } from "../../src/core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../../src/core/slices.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
+import { createHost } from "../../src/host/host.js";
 import type { Journal } from "../../src/journal/types.js";
 import { CommandRouter, forwardRowId } from "../../src/ownership/router.js";
 import { postgresJournal } from "../../src/postgres/index.js";
@@ -131,5 +132,43 @@ describe("routing to the owner: PostgreSQL, two workers", () => {
     await first.migrate();
     const second = postgresJournal({ connectionString: PG_URL, schema, sliceCount: SLICES, max: 3 });
     return [first, second];
+  });
+});
+
+describe("routing to the owner: two hosts on one SQLite file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "oncely-routing-hosts-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("host.send forwards a command for an actor the other host owns; its dispatcher answers it", async () => {
+    const path = join(dir, "hosts.db");
+    const ja = sqliteJournal({ path, sliceCount: SLICES });
+    await ja.migrate();
+    const jb = sqliteJournal({ path, sliceCount: SLICES });
+    const host = (journal: Journal, parity: 0 | 1) =>
+      createHost({
+        journal,
+        actors: [parcelActor(60_000)],
+        name: `h${parity}`,
+        ownership: half(parity),
+        dispatcher: { pollIntervalMs: 10 },
+        router: { pollMs: { initial: 2, max: 20 } },
+        gapCheckEveryMs: false,
+      });
+    const [a, b] = [host(ja, 0), host(jb, 1)];
+    await a.start();
+    await b.start();
+    try {
+      const id = idOwnedBy(1, "h");
+      const result = await a.send(`parcel/${id}`, { type: "Ship" }, { messageId: "ship-1" });
+      expect(result).toMatchObject({ forwarded: true, duplicate: false });
+      expect(a.runtime.stats.commands).toBe(0);
+      expect(b.runtime.stats.commands).toBe(1);
+      expect((await b.state<Parcel>(`parcel/${id}`)).state.shipped).toBe(true);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await ja.close();
+      await jb.close();
+    }
   });
 });
