@@ -87,6 +87,13 @@ export { type Logger, silentLogger } from "./core/logger.js";
 export { readEvent } from "./core/recovery.js";
 export { type DriverName, MissingDriverError } from "./core/require-driver.js";
 export { createRuntime, Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "./core/runtime.js";
+export {
+  DEFAULT_SLICE_COUNT,
+  type Ownership,
+  ownsEverything,
+  sliceOf,
+  sliceOfAddress,
+} from "./core/slices.js";
 export { type SnapshotMetrics, snapshotMetrics } from "./core/snapshot-metrics.js";
 export {
   type SchemaOf,

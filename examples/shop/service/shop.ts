@@ -1,9 +1,10 @@
 import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { EffectPolicy, InProcessFaultKnobs, Journal, Transport } from "oncely";
+import type { EffectPolicy, InProcessFaultKnobs, Journal, Ownership, Transport } from "oncely";
 import {
   type Clock,
+  CommandRouter,
   Dispatcher,
   type Faults,
   type IdGenerator,
@@ -57,6 +58,11 @@ import type { OrderLimits } from "./validation.js";
 export const SHOP_EFFECT_CONCURRENCY = 32;
 
 export interface ShopOptions {
+  /**
+   * What this worker owns when several share the journal: HTTP commands and the dispatcher's
+   * deliveries go through a `CommandRouter`, and the dispatcher claims only owned slices. Unset: all.
+   */
+  ownership?: Ownership | undefined;
   /** Default 3000; 0 picks a free port. */
   port?: number | undefined;
   /** Default 127.0.0.1 (loopback). */
@@ -271,10 +277,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       logger,
     });
     closers.push(async () => runtime.close());
+    const router = options.ownership
+      ? new CommandRouter({ runtime, journal, ownership: options.ownership, clock, registry })
+      : undefined;
     const policy = shopEffectPolicy(options.effectTimeoutMs ?? 5000);
     const dispatcher = new Dispatcher({
       journal,
-      runtime,
+      runtime: router ?? runtime,
+      ...(options.ownership ? { ownership: options.ownership } : {}),
       owner: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
       handlers: [
         createPaymentHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
@@ -317,6 +327,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
       keys: options.signingKeys,
+      ownership: options.ownership && router ? { ownership: options.ownership, router } : undefined,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
     // The dedup records and the published log are kept for the default redelivery window (7 days), pruned hourly;
@@ -329,6 +340,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
     const ctx: ShopContext = {
       runtime,
+      router,
       journal,
       reconciliation,
       dispatcher,
