@@ -2,7 +2,7 @@ import { Counter, type Registry } from "prom-client";
 import { CommandRejectedError, MessageConflictError, RetryableError } from "../base/errors.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, type IdGenerator, randomIds, SLEEP_CANCELLED, systemClock } from "../core/clock.js";
-import type { Typed } from "../core/decider.js";
+import { isRoutedOutcome, outcomeMessageId, type Typed } from "../core/decider.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { SendOptions, SendResult } from "../core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../core/slices.js";
@@ -140,7 +140,8 @@ export class CommandRouter implements CommandSink {
 
   private async forward(address: string, command: Typed, options: SendOptions): Promise<RoutedResult> {
     const { type } = parseAddress(address);
-    const messageId = options.messageId ?? this.ids.next();
+    // An effect's or a message's outcome keeps the id the actor dedups it by (as a local send would).
+    const messageId = options.messageId ?? (isRoutedOutcome(command) ? outcomeMessageId(command) : this.ids.next());
     const id = forwardRowId(address, messageId);
     const payload = {
       to: address,
