@@ -121,6 +121,7 @@ export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
 export { createHost, Host, type HostConsumer, type HostOptions, type HostOwnership } from "./host/host.js";
 // Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
+export { outboxSlice } from "./journal/outbox-slice.js";
 export { outcomeRecorded } from "./journal/outcome-record.js";
 export { PUBLISHED_READER_SOURCE } from "./journal/published.js";
 // The journal contract (back ends implement it)
@@ -132,3 +133,9 @@ export * from "./messaging/index.js";
 export * from "./observability/index.js";
 // Slice ownership: leases, fencing, rebalancing
 export * from "./ownership/index.js";
+export {
+  CommandRouter,
+  type CommandRouterOptions,
+  ForwardTimeoutError,
+  type RoutedResult,
+} from "./ownership/router.js";

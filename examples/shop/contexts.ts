@@ -1,4 +1,4 @@
-import type { AnyActor, Journal, Runtime, Subscription, Transport } from "oncely";
+import type { AnyActor, CommandRouter, Journal, Ownership, Runtime, Subscription, Transport } from "oncely";
 import {
   type Clock,
   Consumer,
@@ -117,6 +117,11 @@ export interface ShopContextsOptions {
    * them (what does not verify is dead-lettered, never handled). Default: the development keys.
    */
   keys?: ShopKeys | undefined;
+  /**
+   * When this worker owns some slices only: the relay publishes the events of those, and the
+   * consumers send their commands through `router` (to the worker owning each actor).
+   */
+  ownership?: { ownership: Ownership; router: CommandRouter } | undefined;
 }
 
 export interface IntegrationStats {
@@ -175,12 +180,15 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
     logger,
     metrics,
     pollMs: 200,
+    ...(options.ownership ? { ownership: options.ownership.ownership } : {}),
   });
+  const commands = options.ownership ? { commands: options.ownership.router } : {};
   const consumers = {
     ordering: new Consumer({
       ...common,
       name: CONSUMER_NAMES.ordering,
       runtime,
+      ...commands,
       handler: orderingRoute,
       types: ORDERING_CONSUMES,
     }),
@@ -188,6 +196,7 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
       ...common,
       name: CONSUMER_NAMES.payment,
       runtime,
+      ...commands,
       handler: paymentRoute,
       types: PAYMENT_CONSUMES,
     }),
@@ -195,6 +204,7 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
       ...common,
       name: CONSUMER_NAMES.fulfillment,
       runtime,
+      ...commands,
       handler: fulfillment.route,
       types: FULFILLMENT_CONSUMES,
     }),

@@ -5,7 +5,10 @@ import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } f
 import { type Faults, noFaults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
-import type { NewOutboxRow, OutboxCategory, OutboxRow, OutboxStore } from "../journal/types.js";
+import type { Ownership } from "../core/slices.js";
+import { outboxSlice } from "../journal/outbox-slice.js";
+import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
+import type { JournalAdmin, NewOutboxRow, OutboxCategory, OutboxRow, OutboxStore } from "../journal/types.js";
 import { outboxStepSpan } from "../observability/outbox-spans.js";
 import { backoffDelay } from "./backoff.js";
 import {
@@ -23,7 +26,8 @@ import { TIMER_KIND, timerStep } from "./timer.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
 /** What a dispatcher uses of the journal: it claims rows, updates the ones it holds, and wakes on new ones. */
-export type DispatcherJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox">;
+export type DispatcherJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox"> &
+  Pick<JournalAdmin, "sliceCount">;
 
 export interface DispatcherOptions {
   journal: DispatcherJournal;
@@ -51,6 +55,12 @@ export interface DispatcherOptions {
   logger?: Logger;
   /** Where the dispatcher's metrics go (see `effectMetrics`); a private registry by default. */
   registry?: Registry;
+  /**
+   * What this worker owns: claims take only rows of owned slices (see `outboxSlice`), rows of other
+   * slices are not taken at commit, and a change of ownership wakes the dispatcher to claim again.
+   * Absent (or owning every slice): every row, with no slice filter at all.
+   */
+  ownership?: Ownership;
 }
 
 const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
@@ -90,6 +100,7 @@ export class Dispatcher implements HandOver {
   private readonly stopping = new AbortController();
   private loop: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
+  private readonly ownership: Ownership | undefined;
   private woken = false;
   private wakeIdle: (() => void) | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -108,6 +119,8 @@ export class Dispatcher implements HandOver {
     this.owner = options.owner;
     this.journal = options.journal;
     this.runtime = options.runtime;
+    requireSameSliceCount(`Dispatcher ${options.owner}`, options.ownership, options.journal);
+    this.ownership = options.ownership;
     this.categories = options.categories ?? ["effect", "message"];
     this.batchSize = positive("batchSize", options.batchSize ?? 32);
     this.concurrency = positive("concurrency", options.concurrency ?? 8);
@@ -187,6 +200,7 @@ export class Dispatcher implements HandOver {
   async runOnce(): Promise<number> {
     const token = this.freshToken();
     const ctx: StepContext = { ...this.ctx, owner: token };
+    const slices = ownedSlices(this.ownership);
     const rows = await this.journal.claimOutbox({
       owner: token,
       now: this.clock.now(),
@@ -194,6 +208,7 @@ export class Dispatcher implements HandOver {
       limit: this.batchSize,
       statuses: ["pending", "resolving"],
       categories: this.categories,
+      ...(slices === undefined ? {} : { slices }),
     });
     if (rows.length === 0) return 0;
     this.stats.claimed += rows.length;
@@ -241,6 +256,8 @@ export class Dispatcher implements HandOver {
     if (this.waiting.length >= this.batchSize) return undefined;
     if (row.category === "event" || !this.categories.includes(row.category)) return undefined;
     if (row.category === "effect" && !this.ctx.handlers.has(row.kind)) return undefined;
+    // A message to an actor of a slice another worker owns is that worker's to run (its claim).
+    if (this.ownership && !this.ownership.owns(outboxSlice(row, this.ownership.sliceCount))) return undefined;
     const lease = { owner: this.freshToken(), until: now + this.leaseMs };
     // A provider that dedups by key makes a rerun after a crash harmless: the first attempt is
     // then recorded in the intent's own commit, saving the write before the call.
@@ -318,7 +335,13 @@ export class Dispatcher implements HandOver {
     if (this.stopping.signal.aborted) throw new InvalidInputError("a stopped Dispatcher cannot be started again");
     // Woken only for rows of the categories it serves: a commit that only publishes an event sends
     // it to no claim (on PostgreSQL an empty claim per such commit, measured on the shop).
-    this.unsubscribe = this.journal.onOutbox(() => this.wake(), this.categories);
+    const unsubscribeRows = this.journal.onOutbox(() => this.wake(), this.categories);
+    // Slices gained have rows waiting that no commit will announce: claim at once.
+    const unsubscribeOwnership = this.ownership?.onChange(() => this.wake());
+    this.unsubscribe = () => {
+      unsubscribeRows();
+      unsubscribeOwnership?.();
+    };
     this.handingOver = true;
     this.runtime.handOver?.(this, true);
     this.loop = this.runLoop();

@@ -19,8 +19,8 @@ type Ack = NonNullable<MessageRowState["ack"]>;
  */
 export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<void> {
   const state = messageRowState(row);
-  if (state.ack) return recordAck(ctx, row, state.ack);
   const payload = parsePayload(row.payload);
+  if (state.ack) return payload?.forward ? finishForward(ctx, row, state.ack) : recordAck(ctx, row, state.ack);
   if (!payload) {
     // Retrying cannot repair a malformed row: tell the sender it was rejected.
     return recordAck(ctx, row, { outcome: "rejected", error: "outbox message payload lacks {to, command.type}" });
@@ -29,7 +29,8 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   if (!(await writeRow(ctx, row, { attempts: attempt, releaseLease: false }))) return;
   let ack: Ack;
   try {
-    const delivered = await ctx.runtime.send(payload.to, payload.command, correlated(row, { messageId: row.id }));
+    const messageId = payload.forward?.messageId ?? row.id;
+    const delivered = await ctx.runtime.send(payload.to, payload.command, correlated(row, { messageId }));
     ack = { outcome: "delivered", reply: delivered.reply ?? null };
   } catch (error) {
     rethrowCrash(error);
@@ -51,15 +52,35 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   }
   const fault = ack.outcome === "delivered" ? ctx.faults.hit("delivery.inboxRecorded") : undefined;
   if (fault) await fault;
+  if (payload.forward) return finishForward(ctx, { ...row, attempts: attempt }, ack);
   await recordAck(ctx, { ...row, attempts: attempt }, ack);
 }
 
-function parsePayload(payload: unknown): { to: string; command: Typed } | undefined {
+/**
+ * A forwarded command (`CommandRouter`) has no sending actor to acknowledge: its row is finished
+ * with the receiver's reply (or refusal), which the forwarder reads.
+ */
+async function finishForward(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<void> {
+  const result = ack.outcome === "delivered" ? { reply: ack.reply } : { error: ack.error };
+  if (!(await writeRow(ctx, row, { status: "done", outcome: ack.outcome, result }))) return;
+  if (ack.outcome === "delivered") ctx.stats.delivered++;
+  else ctx.stats.rejected++;
+  ctx.metrics.messages.inc({ actor: row.kind, outcome: ack.outcome });
+}
+
+function parsePayload(
+  payload: unknown,
+): { to: string; command: Typed; forward: { messageId: string } | undefined } | undefined {
   if (typeof payload !== "object" || payload === null) return undefined;
-  const p = payload as { to?: unknown; command?: unknown };
+  const p = payload as { to?: unknown; command?: unknown; forward?: unknown };
   if (typeof p.to !== "string" || typeof p.command !== "object" || p.command === null) return undefined;
   if (typeof (p.command as { type?: unknown }).type !== "string") return undefined;
-  return { to: p.to, command: p.command as Typed };
+  const forward = p.forward as { messageId?: unknown } | undefined;
+  return {
+    to: p.to,
+    command: p.command as Typed,
+    forward: typeof forward?.messageId === "string" ? { messageId: forward.messageId } : undefined,
+  };
 }
 
 async function retryOrBury(ctx: StepContext, row: OutboxRow, error: unknown): Promise<void> {

@@ -16,6 +16,7 @@ import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
 import { SliceLeaseManager } from "../ownership/lease-manager.js";
+import { CommandRouter, type CommandRouterOptions, type RoutedResult } from "../ownership/router.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
@@ -94,6 +95,8 @@ export interface HostOptions {
    * their commands settled. See docs/design/ownership.md.
    */
   ownership?: HostOwnership;
+  /** The router's tuning (how long a forward waits for its reply, the poll), with an ownership. */
+  router?: Pick<CommandRouterOptions, "timeoutMs" | "pollMs">;
 }
 
 /**
@@ -120,6 +123,8 @@ export class Host {
   /** The journal every component of this host writes through (the given one, observed for waits). */
   readonly journal: Journal;
   readonly runtime: Runtime;
+  /** Present when the host was given an ownership: where its commands go. */
+  readonly router: CommandRouter | undefined;
   readonly dispatcher: Dispatcher;
   readonly relay: Relay | undefined;
   /** The slices this host runs; a lease manager the host started when given `{ leases }`. */
@@ -184,15 +189,29 @@ export class Host {
       ids,
       actors: options.actors,
     });
+    this.router =
+      this.ownership &&
+      new CommandRouter({
+        ...options.router,
+        ...registry,
+        runtime: this.runtime,
+        journal: this.journal,
+        ownership: this.ownership,
+        clock: this.clock,
+        ids,
+      });
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
       ...registry,
-      runtime: this.runtime,
+      ...ownership,
+      runtime: this.router ?? this.runtime,
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
-    this.relay = options.relay && new Relay({ ...messaging, ...options.relay, ...shared, owner: `${this.name}/relay` });
+    this.relay =
+      options.relay &&
+      new Relay({ ...messaging, ...options.relay, ...shared, ...ownership, owner: `${this.name}/relay` });
     const hostEvery = options.gapCheckEveryMs ?? HOST_DEFAULTS.gapCheckEveryMs;
     if (hostEvery !== false) positiveMs("createHost gapCheckEveryMs", hostEvery);
     const consumers: Consumer[] = [];
@@ -203,7 +222,8 @@ export class Host {
           `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
         );
       }
-      const built = new Consumer({ ...messaging, ...consumer, ...shared, ids, runtime: this.runtime });
+      const commands = this.router ? { commands: this.router } : {};
+      const built = new Consumer({ ...messaging, ...consumer, ...shared, ...commands, ids, runtime: this.runtime });
       consumers.push(built);
       this.subscriptions.push({
         consumer: built,
@@ -262,9 +282,12 @@ export class Host {
     return this.stopped;
   }
 
-  /** Handle a command (see `Runtime.send`). */
-  send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult> {
-    return this.runtime.send(address, command, options);
+  /**
+   * Handle a command (see `Runtime.send`); with an ownership, on the worker that owns the actor's
+   * slice (see `CommandRouter.send`: a forwarded command's result has no version nor events).
+   */
+  send<C extends Typed>(address: string, command: C, options: SendOptions = {}): Promise<SendResult | RoutedResult> {
+    return this.router ? this.router.send(address, command, options) : this.runtime.send(address, command, options);
   }
 
   /** An actor's current state (see `Runtime.state`). */

@@ -10,6 +10,7 @@ import { groupCommitConformance } from "./conformance-group-commit.js";
 import { inboxConformance } from "./conformance-inbox.js";
 import { outboxConformance } from "./conformance-outbox.js";
 import { outboxClaimConformance } from "./conformance-outbox-claims.js";
+import { outboxSlicesConformance } from "./conformance-outbox-slices.js";
 import { publishedLogConformance } from "./conformance-published.js";
 import { sequencingConformance } from "./conformance-sequencing.js";
 import { storableTextConformance } from "./conformance-storable.js";
@@ -60,6 +61,7 @@ export function journalConformance(
       () => j,
       async () => (subject.secondWriter ? subject.secondWriter() : j),
     );
+    outboxSlicesConformance(api, () => j);
 
     const ctx = conformanceContext(api, () => ({ subject, random }));
     streamConformance(ctx);

@@ -2,6 +2,7 @@ import { InvalidInputError } from "../base/errors.js";
 import { mapped } from "../base/mapped.js";
 import { checkpointsOf, requireDistinctCheckpoints } from "./checkpoint-writes.js";
 import type { EncodedCommit } from "./encoded-commit.js";
+import { outboxSlice } from "./outbox-slice.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
 
@@ -57,15 +58,16 @@ export const encodedOutboxRow = (row: NewOutboxRow): { payload: string; result: 
 
 /**
  * Throws `TerminalStorageError` (nothing written) when a part other than a dead letter holds text
- * no back end can store; dead letters are escaped instead (see `./storable.ts`).
+ * no back end can store; dead letters are escaped instead (see `./storable.ts`). Each outbox row
+ * gets its slice among `sliceCount` (the journal's option; see `outboxSlice`).
  */
-export function encodeCommit(commit: Commit): EncodedCommit {
-  const encoded = encodeParts(commit);
+export function encodeCommit(commit: Commit, sliceCount?: number): EncodedCommit {
+  const encoded = encodeParts(commit, sliceCount);
   requireStorableCommit(encoded);
   return encoded;
 }
 
-function encodeParts(commit: Commit): EncodedCommit {
+function encodeParts(commit: Commit, sliceCount: number | undefined): EncodedCommit {
   const events = commit.events ?? [];
   if (events.length > 0 && commit.stream === undefined) {
     throw new InvalidInputError("a commit with events must name its stream");
@@ -106,6 +108,7 @@ function encodeParts(commit: Commit): EncodedCommit {
         leaseUntil: row.lease?.until ?? null,
         attempts: row.lease?.attempts ?? 0,
         result: text.result,
+        slice: outboxSlice(row, sliceCount),
       };
     }),
     outboxDone: mapped(commit.outboxDone ?? [], (done) => ({

@@ -24,6 +24,8 @@ export interface EncodedCommit {
     /** The lease holder's first write, stored at insert (attempts 0 and result null otherwise). */
     attempts: number;
     result: string;
+    /** The row's slice (see `outboxSlice`), among the committing journal's slice count. */
+    slice: number;
   }[];
   outboxDone: { id: string; outcome: string; result: string }[];
   /** `outcomeOf`: see `InboxEntry`; undefined when the message is recorded by its inbox row alone. */

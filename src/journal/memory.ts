@@ -8,6 +8,7 @@ import { checkpointsOf, requireDistinctCheckpoints } from "./checkpoint-writes.j
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
 import { OutboxSignal, wakesAtCommit } from "./outbox-signal.js";
+import { claimSlices, journalSliceCount, outboxSlice } from "./outbox-slice.js";
 import { holdsOutcomeRow } from "./outcome-record.js";
 import { pruneBatchSize } from "./prune.js";
 import { PUBLISHED_READER_SOURCE } from "./published.js";
@@ -51,6 +52,8 @@ export interface MemoryJournalOptions {
    * `ambiguous`: everything is written, then the commit throws (the caller cannot know it landed).
    */
   commitFault?: (commit: Commit) => CommitFault;
+  /** Slices outbox rows are spread over (see `outboxSlice`); `DEFAULT_SLICE_COUNT` when absent. */
+  sliceCount?: number;
 }
 
 const key = (...parts: string[]) => parts.join("\u0000");
@@ -76,8 +79,13 @@ export class MemoryJournal implements Journal {
   private readonly publishedIds = new Map<string, number>();
   private publishedHead = 0;
   private readonly publishedListeners = new Set<() => void>();
+  /** Each outbox row's slice, by id (kept beside the rows: `OutboxRow` has no slice field). */
+  private readonly slices = new Map<string, number>();
+  readonly sliceCount: number;
 
-  constructor(private readonly options: MemoryJournalOptions = {}) {}
+  constructor(private readonly options: MemoryJournalOptions = {}) {
+    this.sliceCount = journalSliceCount(options.sliceCount);
+  }
 
   async migrate(): Promise<void> {}
 
@@ -161,6 +169,7 @@ export class MemoryJournal implements Journal {
     for (const row of newRows) {
       if (this.outbox.has(row.id)) continue;
       this.outbox.set(row.id, { ...row, seq: ++this.seq });
+      this.slices.set(row.id, outboxSlice(row, this.sliceCount));
       inserted.push({ id: row.id, seq: this.seq });
       if (wakesAtCommit(row, commit.now)) added.add(row.category);
     }
@@ -233,10 +242,12 @@ export class MemoryJournal implements Journal {
 
   async claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {
     const rows = [...this.outbox.values()].sort((a, b) => a.seq - b.seq);
+    const slices = claimSlices(options, this.sliceCount);
     const claimed: OutboxRow[] = [];
     for (const row of rows) {
       if (claimed.length >= options.limit) break;
       if (!claimable(row, options)) continue;
+      if (slices && !slices.includes(this.slices.get(row.id) as number)) continue;
       if (
         options.inStreamOrder &&
         rows.some(
@@ -295,6 +306,7 @@ export class MemoryJournal implements Journal {
       if (removed >= batch) break;
       if (row.status === "done" && row.updatedAt < before) {
         this.outbox.delete(id);
+        this.slices.delete(id);
         removed++;
       }
     }

@@ -12,10 +12,11 @@ import {
 } from "../base/errors.js";
 import { storableId } from "../base/storable-text.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Typed } from "../core/decider.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
-import type { Runtime } from "../core/runtime.js";
+import type { Runtime, SendOptions } from "../core/runtime.js";
 import { type Schemas, VersionTooNewError } from "../core/upcast.js";
 import type {
   CheckpointWrite,
@@ -51,6 +52,12 @@ export type OrderingMode = "facts" | "sequenced";
  * its projection and gap alerts keep, and the commit that records each message.
  */
 export type ConsumerJournal = Pick<EventStore, "commit"> & InboxReader & ConsumerStateReader & DocumentReader;
+/** A router's send (`CommandRouter.send`), as the consumer calls it. */
+type CommandRouterSend = (
+  address: string,
+  command: Typed,
+  options?: SendOptions,
+) => Promise<{ reply: unknown; duplicate: boolean }>;
 
 export interface ConsumerOptions {
   /** Durable name: the inbox, checkpoints, parked messages and dead letters are recorded under it. */
@@ -61,6 +68,11 @@ export interface ConsumerOptions {
   mode?: OrderingMode;
   /** Needed by command handlers (and process managers). */
   runtime?: Runtime;
+  /**
+   * Where a command handler's commands go instead of `runtime` (a `CommandRouter`, which sends each
+   * to the worker owning its actor). Absent: `runtime`.
+   */
+  commands?: { send: Runtime["send"] | CommandRouterSend };
   /** Event types this consumer handles; others are acknowledged untouched. Default: all. */
   types?: readonly string[];
   clock?: Clock;
@@ -144,6 +156,7 @@ export class Consumer {
   readonly metrics: MessagingMetrics;
   private readonly handler: ConsumerHandler;
   private readonly runtime: Runtime | undefined;
+  private readonly commands: ConsumerOptions["commands"];
   private readonly types: ReadonlySet<string> | undefined;
   private readonly ids: IdGenerator;
   private readonly faults: Faults;
@@ -182,6 +195,7 @@ export class Consumer {
     this.journal = options.journal;
     this.handler = upcastingHandler(options.name, options.handler, options.upcast);
     this.runtime = options.runtime;
+    this.commands = options.commands;
     this.types = options.types ? new Set(options.types) : undefined;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomIds;
@@ -578,7 +592,7 @@ export class Consumer {
     if (this.handler.kind !== "command" || !this.runtime) return "ignored";
     const target = this.handler.route(envelope);
     if (!target) return "ignored";
-    const result = await this.runtime.send(target.address, target.command, {
+    const result = await (this.commands ?? this.runtime).send(target.address, target.command, {
       messageId: envelope.eventId,
       causationId: envelope.eventId,
       correlationId: envelope.correlationId,

@@ -2,7 +2,9 @@ import { toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
-import type { OutboxRow, OutboxStore } from "../journal/types.js";
+import type { Ownership } from "../core/slices.js";
+import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
+import type { JournalAdmin, OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -11,7 +13,8 @@ import { subjectFor } from "./subjects.js";
 import { backoffMs, type Transport } from "./transport.js";
 
 /** What a relay uses of the journal: it claims event rows, marks the ones it holds, and wakes on new ones. */
-export type RelayJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox">;
+export type RelayJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox"> &
+  Pick<JournalAdmin, "sliceCount">;
 
 export interface RelayOptions {
   journal: RelayJournal;
@@ -41,6 +44,11 @@ export interface RelayOptions {
   pollMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * What this worker owns: it publishes only the events of owned slices (their producing streams'),
+   * and a change of ownership wakes it to claim again. Absent (or owning every slice): every event.
+   */
+  ownership?: Ownership;
 }
 
 /**
@@ -84,9 +92,12 @@ export class Relay {
   readonly stats = { published: 0, failures: 0, invalid: 0 };
   private claims = 0;
   private readonly random: Random;
+  private readonly ownership: Ownership | undefined;
 
   constructor(options: RelayOptions) {
     this.journal = options.journal;
+    requireSameSliceCount(`Relay ${options.owner ?? "relay"}`, options.ownership, options.journal);
+    this.ownership = options.ownership;
     this.transport = options.transport;
     const prefix = options.subjectPrefix ?? "oncely";
     this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
@@ -114,6 +125,7 @@ export class Relay {
     // lease, or another relay started with the same owner id, can no longer mark a row that was
     // claimed again after it.
     const lease = `${this.owner}#${++this.claims}.${Math.floor(this.random.next() * 2 ** 32).toString(36)}`;
+    const slices = ownedSlices(this.ownership);
     const rows = await this.journal.claimOutbox({
       owner: lease,
       now: this.clock.now(),
@@ -121,6 +133,7 @@ export class Relay {
       limit: this.batchSize,
       categories: ["event"],
       inStreamOrder: true,
+      ...(slices === undefined ? {} : { slices }),
     });
     const results = await Promise.allSettled(rows.map((row) => publishSpan(row, () => this.relayRow(row, lease))));
     const crash = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -199,6 +212,10 @@ export class Relay {
       this.signalled = true;
       this.wake?.();
     }, ["event"]);
+    const unsubscribeOwnership = this.ownership?.onChange(() => {
+      this.signalled = true;
+      this.wake?.();
+    });
     this.loop = (async () => {
       while (!abort.signal.aborted) {
         this.signalled = false;
@@ -212,6 +229,7 @@ export class Relay {
         await this.idle(abort.signal);
       }
       unsubscribe();
+      unsubscribeOwnership?.();
     })();
   }
 

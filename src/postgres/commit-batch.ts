@@ -152,6 +152,7 @@ export function commitJson(c: EncodedCommit, packed = false): string {
             num(o.leaseUntil),
             num(o.attempts),
             o.result,
+            num(o.slice),
           ],
           packed,
         ),

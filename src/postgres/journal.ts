@@ -15,6 +15,7 @@ import {
   wholeOrEachAlone,
 } from "../journal/group-commit.js";
 import { OutboxSignal, wakesAtCommit } from "../journal/outbox-signal.js";
+import { claimSlices, journalSliceCount } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
@@ -78,6 +79,11 @@ export interface PostgresJournalOptions {
    * still apply in submit order (see `GroupCommitOptions.keysOf`).
    */
   groupCommit?: Pick<GroupCommitOptions, "maxBatch" | "maxInFlight" | "spreadOver">;
+  /**
+   * Slices outbox rows are spread over (see `outboxSlice`); `DEFAULT_SLICE_COUNT` when absent. Every
+   * process of one schema must use the same count: rows carry the slice their commit computed.
+   */
+  sliceCount?: number;
 }
 /** Reads retry this often on a dead pooled connection (several may have died at once). */
 const READ_RETRIES = 3;
@@ -101,6 +107,10 @@ const READ_RETRIES = 3;
 export class PostgresJournal implements Journal {
   readonly backend = "postgres";
   readonly tables: Tables;
+  /** See `Journal.sliceCount`. */
+  get sliceCount(): number {
+    return this.tables.sliceCount;
+  }
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly outboxSignal = new OutboxSignal();
@@ -134,7 +144,7 @@ export class PostgresJournal implements Journal {
   lastPoolError: Error | undefined;
 
   constructor(readonly options: PostgresJournalOptions) {
-    this.tables = tables(options.schema ?? "public");
+    this.tables = tables(options.schema ?? "public", journalSliceCount(options.sliceCount));
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
@@ -266,7 +276,7 @@ export class PostgresJournal implements Journal {
 
   async commit(commit: Commit): Promise<CommitResult> {
     // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
-    return (await this.group.submit(encodeCommit(commit))) as CommitResult;
+    return (await this.group.submit(encodeCommit(commit, this.tables.sliceCount))) as CommitResult;
   }
 
   /** One statement for the whole batch, outside an explicit transaction: call and COMMIT are one round trip. */
@@ -314,7 +324,9 @@ export class PostgresJournal implements Journal {
     return this.read((q) => streams.listStreamVersions(q, this.tables, prefix, limit));
   }
 
-  claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {
+  async claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {
+    const slices = claimSlices(options, this.tables.sliceCount);
+    if (slices?.length === 0) return [];
     return this.run((q) => outbox.claimOutbox(q, this.tables, options));
   }
 

@@ -15,6 +15,8 @@ import type { Tables } from "./tables.js";
  * saying so literally lets the planner use the claim index, which holds only unfinished rows.
  * MATERIALIZED: the locking SELECT runs exactly once, so a claim can never take more than
  * `limit` rows (an `IN (subselect)` may be re-evaluated by some plans).
+ * A claim for some slices says so (`slice = ANY($8)`), and reads the slice index (migration 0002);
+ * a claim for every slice runs the statement without it, as before slices.
  * Every claim rescans the due rows instead of reading past a position, so a row whose transaction
  * commits after rows with a higher seq is never skipped, only claimed a little later.
  */
@@ -31,7 +33,7 @@ export function claimStatement(t: Tables, o: ClaimOptions): { text: string; valu
        WHERE c.status = ANY($4::text[]) AND c.status NOT IN ('done', 'dead')
          AND ($5::text[] IS NULL OR c.category = ANY($5::text[]))
          AND c.not_before <= $3
-         AND (c.lease_until IS NULL OR c.lease_until <= $3)
+         AND (c.lease_until IS NULL OR c.lease_until <= $3)${o.slices === undefined ? "" : "\n         AND c.slice = ANY($8::integer[])"}
          AND (NOT $6::boolean OR NOT EXISTS (
            SELECT 1 FROM ${t.outbox} e
            WHERE e.stream = c.stream AND e.category = c.category AND e.seq < c.seq
@@ -50,6 +52,7 @@ export function claimStatement(t: Tables, o: ClaimOptions): { text: string; valu
       o.categories ?? null,
       o.inStreamOrder === true,
       sqlLimit(o.limit),
+      ...(o.slices === undefined ? [] : [o.slices]),
     ],
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The packed wire format of a commit, as the client writes it (commit-batch.ts) and the server
- * reads it (schema/0001_baseline: oncely_commit_set_packed by position, oncely_unpack): the commit is still an object, but its
+ * reads it (schema/0002_outbox_slices: oncely_commit_set_packed by position, oncely_unpack): the commit is still an object, but its
  * events, outbox rows and done rows are positional arrays, fields in the orders below, and the
  * four arrays a commit rarely fills (park, unpark, dead, docs) are left out when empty.
  *
@@ -27,6 +27,7 @@ export const OUTBOX_FIELDS = [
   "lease_until",
   "attempts",
   "result",
+  "slice",
 ] as const;
 export const DONE_FIELDS = ["id", "outcome", "result"] as const;
 /** Arrays left out of a packed commit when empty. */

@@ -5,12 +5,13 @@ import type { Tables } from "./tables.js";
 /**
  * The PostgreSQL schema as frozen SQL files (see schema/README.md): `schema/NNNN_name/` is
  * migration NNNN, its `.sql` files run in name order, and each file is applied exactly as written
- * except for three placeholders, replaced at load for the journal's schema:
+ * except for four placeholders, replaced at load for the journal's schema:
  *
  * - `${schema}`: the schema as a quoted identifier, e.g. `"public"` (every object is schema-qualified,
  *   so no statement depends on a connection's search_path);
  * - `${published_lock}`: the published log's advisory lock key, a string literal;
- * - `${published_channel}`: the published log's NOTIFY channel name, a string literal.
+ * - `${published_channel}`: the published log's NOTIFY channel name, a string literal;
+ * - `${slice_count}`: the journal's slice count, an integer (the outbox slices' backfill uses it).
  *
  * The files sit next to this module: in src/ for the tests, in dist/ for the package (the build
  * copies them there, since tsc does not).
@@ -42,6 +43,7 @@ export function placeholders(t: Tables): Record<string, string> {
     schema: t.qschema,
     published_lock: literal(`oncely.published:${t.schema}`),
     published_channel: literal(t.publishedChannel),
+    slice_count: String(t.sliceCount),
   };
 }
 

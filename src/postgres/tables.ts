@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { DEFAULT_SLICE_COUNT } from "../core/slices.js";
 
 /** Fully qualified table names for one schema, so no statement depends on a connection's search_path. */
 export interface Tables {
@@ -28,6 +29,8 @@ export interface Tables {
   publishBatchFunction: string;
   /** NOTIFY channel for appends to the published log, one per schema. */
   publishedChannel: string;
+  /** The journal's slice count (see `outboxSlice`): the migration that added outbox slices backfills with it. */
+  sliceCount: number;
 }
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -40,7 +43,7 @@ const channelName = (prefix: string, schema: string): string => {
     : `${prefix}_${createHash("sha1").update(schema).digest("hex").slice(0, 40)}`;
 };
 
-export function tables(schema: string): Tables {
+export function tables(schema: string, sliceCount: number = DEFAULT_SLICE_COUNT): Tables {
   const q = quoteIdent(schema);
   return {
     schema,
@@ -61,5 +64,6 @@ export function tables(schema: string): Tables {
     publishFunction: `${q}.oncely_publish`,
     publishBatchFunction: `${q}.oncely_publish_batch`,
     publishedChannel: channelName("oncely_published", schema),
+    sliceCount,
   };
 }

@@ -135,8 +135,8 @@ function applyWrites(
   // seq = max + 1 is safe: the write lock is held, and rows are never deleted.
   const insertOutbox = sql.stmt(
     `INSERT INTO outbox (id, seq, category, kind, stream, payload, status, attempts, not_before, lease_owner, lease_until,
-       result, created_at, updated_at)
-     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+       result, created_at, updated_at, slice)
+     VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO NOTHING RETURNING seq`,
   );
   for (const row of c.outbox) {
@@ -153,6 +153,7 @@ function applyWrites(
       row.result,
       c.now,
       c.now,
+      row.slice,
     ) as { seq: number } | undefined;
     if (!got) {
       // A key this commit itself inserted is no reuse: the journal compares with rows held before it.

@@ -7,6 +7,7 @@ import {
 } from "../journal/encode.js";
 import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
 import { OutboxSignal } from "../journal/outbox-signal.js";
+import { claimSlices, journalSliceCount, outboxSlice } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { streamNames } from "../journal/sql-rows.js";
 import type {
@@ -71,6 +72,8 @@ export interface SqliteJournalOptions {
   synchronous?: "FULL" | "NORMAL";
   /** How long a write waits for another connection's lock before failing with a retryable error (default 5000). */
   busyTimeoutMs?: number;
+  /** Slices outbox rows are spread over (see `outboxSlice`); `DEFAULT_SLICE_COUNT` when absent. */
+  sliceCount?: number;
 }
 
 /**
@@ -94,11 +97,20 @@ export class SqliteJournal implements Journal {
   private readonly group: GroupCommitter<SqliteWrite, SqliteAnswer>;
   private readonly claimTx: (options: ClaimOptions) => OutboxRow[];
   private closed = false;
+  readonly sliceCount: number;
 
   constructor(readonly options: SqliteJournalOptions) {
     const db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
+    this.sliceCount = journalSliceCount(options.sliceCount);
+    // The migration that added the slice column backfills it with this (see migrations.ts).
+    db.function("oncely_outbox_slice", { deterministic: true }, (category, stream, payload) =>
+      outboxSlice(
+        { category: category as OutboxCategory, stream: String(stream), payload: JSON.parse(String(payload)) },
+        this.sliceCount,
+      ),
+    );
     this.sql = new Sql(db);
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), { start: "next-turn", maxBatch: 512 });
     const claimTx = db.transaction((claim: ClaimOptions) => outbox.claimOutbox(this.sql, claim));
@@ -129,7 +141,7 @@ export class SqliteJournal implements Journal {
 
   async commit(commit: Commit): Promise<CommitResult> {
     // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
-    return (await this.group.submit(encodeCommit(commit))) as CommitResult;
+    return (await this.group.submit(encodeCommit(commit, this.sliceCount))) as CommitResult;
   }
 
   /**
@@ -226,7 +238,11 @@ export class SqliteJournal implements Journal {
   }
 
   claimOutbox(options: ClaimOptions): Promise<OutboxRow[]> {
-    return this.run(() => this.claimTx(options));
+    return this.run(() => {
+      const slices = claimSlices(options, this.sliceCount);
+      // An empty list claims nothing: no statement (SQLite's IN over an empty json_each would say the same).
+      return slices?.length === 0 ? [] : this.claimTx(options);
+    });
   }
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {

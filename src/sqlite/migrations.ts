@@ -130,6 +130,18 @@ export const migrations: { version: number; name: string; sql: string }[] = [
         WHERE status NOT IN ('done', 'dead') AND category <> 'effect';
     `,
   },
+  // Each outbox row's slice (see src/journal/outbox-slice.ts), so that a worker claims only the rows of
+  // the slices it owns. Rows already there are backfilled by \`oncely_outbox_slice\`, the same TypeScript
+  // function the journal computes new rows' slices with, registered on the connection (journal.ts).
+  // No index: one process owns every slice of a SQLite file, and its claims have no slice filter.
+  {
+    version: 4,
+    name: "outbox_slices",
+    sql: `
+      ALTER TABLE outbox ADD COLUMN slice INTEGER NOT NULL DEFAULT 0;
+      UPDATE outbox SET slice = oncely_outbox_slice(category, stream, payload);
+    `,
+  },
 ];
 
 /**

@@ -12,6 +12,7 @@ import { type Sql, sqliteLimit } from "./sql.js";
  * effect, `category <> 'effect'`) in the same words, which is how SQLite lets a partial index serve.
  */
 export function claimOutbox(sql: Sql, o: ClaimOptions): OutboxRow[] {
+  // Only a claim for some slices names them: one for every slice runs today's statement unchanged.
   const rows = sql.stmt(claimSql(o)).all(claimParameters(o));
   return rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
 }
@@ -24,7 +25,9 @@ export const claimSql = (o: ClaimOptions): string =>
          WHERE c.status IN (SELECT value FROM json_each(@statuses)) AND c.status NOT IN ('done', 'dead')
            AND (@categories IS NULL OR c.category IN (SELECT value FROM json_each(@categories)))
            AND c.not_before <= @now
-           AND (c.lease_until IS NULL OR c.lease_until <= @now)
+           AND (c.lease_until IS NULL OR c.lease_until <= @now)${
+             o.slices === undefined ? "" : "\n           AND c.slice IN (SELECT value FROM json_each(@slices))"
+           }
            AND (@ordered = 0 OR NOT EXISTS (
              SELECT 1 FROM outbox e
              WHERE e.stream = c.stream AND e.category = c.category AND e.seq < c.seq
@@ -41,6 +44,7 @@ export const claimParameters = (o: ClaimOptions) => ({
   categories: o.categories ? JSON.stringify(o.categories) : null,
   ordered: o.inStreamOrder ? 1 : 0,
   limit: sqliteLimit(o.limit),
+  ...(o.slices === undefined ? {} : { slices: JSON.stringify(o.slices) }),
 });
 
 /**

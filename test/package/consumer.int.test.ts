@@ -185,11 +185,15 @@ describe("the packed package in a fresh project", () => {
             [schema],
           )
           .finally(() => client.end());
-        const shipped = schemaFiles
-          .map((f) => f.split("/").pop() as string)
-          .filter((f) => f.startsWith("oncely_"))
-          .map((f) => f.replace(/\.sql$/, ""))
-          .sort();
+        // A function replaced by a later migration ships once per migration, and exists once.
+        const shipped = [
+          ...new Set(
+            schemaFiles
+              .map((f) => f.split("/").pop() as string)
+              .filter((f) => f.startsWith("oncely_"))
+              .map((f) => f.replace(/\.sql$/, "")),
+          ),
+        ].sort();
         expect(rows.map((r) => r.proname)).toEqual(shipped);
       } finally {
         await drop();

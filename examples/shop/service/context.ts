@@ -1,4 +1,15 @@
-import type { Clock, Dispatcher, IdGenerator, Journal, Logger, Reconciliation, Runtime } from "oncely";
+import type {
+  Clock,
+  CommandRouter,
+  Dispatcher,
+  IdGenerator,
+  Journal,
+  Logger,
+  Reconciliation,
+  Runtime,
+  SendOptions,
+  Typed,
+} from "oncely";
 import { InvalidInputError } from "oncely";
 import type { Registry } from "prom-client";
 import type { ShopContexts } from "../contexts.js";
@@ -8,6 +19,8 @@ import type { OrderStatuses, OrderSummary } from "./order-statuses.js";
 /** Everything the routes need, passed in: no globals, so two shops can live in one test. */
 export interface ShopContext {
   runtime: Runtime;
+  /** Present when this worker owns some slices only: commands go to the worker owning their actor. */
+  router?: CommandRouter | undefined;
   journal: Journal;
   reconciliation: Reconciliation;
   /** Absent when this process serves HTTP only (another process dispatches). */
@@ -42,6 +55,16 @@ export const ORDER_STATUSES = [
 export { orderIdSchema };
 
 export const orderAddress = (orderId: string) => `order/${orderId}`;
+
+/** Send a command from a route: through the router when this worker owns some slices only. */
+export function sendCommand(
+  ctx: ShopContext,
+  address: string,
+  command: Typed,
+  options: SendOptions,
+): Promise<{ reply: unknown; duplicate: boolean }> {
+  return ctx.router ? ctx.router.send(address, command, options) : ctx.runtime.send(address, command, options);
+}
 
 export function parseOrderId(value: unknown, field = "orderId"): string {
   const parsed = orderIdSchema.safeParse(value);

@@ -1,9 +1,10 @@
 import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { EffectPolicy, InProcessFaultKnobs, Journal, Transport } from "oncely";
+import type { EffectPolicy, InProcessFaultKnobs, Journal, Ownership, Transport } from "oncely";
 import {
   type Clock,
+  CommandRouter,
   Dispatcher,
   type Faults,
   type IdGenerator,
@@ -58,6 +59,11 @@ import type { OrderLimits } from "./validation.js";
 export const SHOP_EFFECT_CONCURRENCY = 32;
 
 export interface ShopOptions {
+  /**
+   * What this worker owns when several share the journal: HTTP commands and the dispatcher's
+   * deliveries go through a `CommandRouter`, and the dispatcher claims only owned slices. Unset: all.
+   */
+  ownership?: Ownership | undefined;
   /** Default 3000; 0 picks a free port. */
   port?: number | undefined;
   /** Default 127.0.0.1 (loopback). */
@@ -271,8 +277,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
           registry,
         })
       : undefined;
+    // Leases when asked for; else an ownership given by the caller (tests split the slices by hand).
+    const ownership = leases ?? options.ownership;
     const runtime = new Runtime({
-      ...(leases ? { ownership: leases } : {}),
+      ...(ownership ? { ownership } : {}),
       registry,
       journal,
       actors: shopActors({
@@ -290,10 +298,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       await leases.start();
       closers.push(() => leases.stop());
     }
+    const router = ownership
+      ? new CommandRouter({ runtime, journal, ownership: ownership, clock, registry })
+      : undefined;
     const policy = shopEffectPolicy(options.effectTimeoutMs ?? 5000);
     const dispatcher = new Dispatcher({
       journal,
-      runtime,
+      runtime: router ?? runtime,
+      ...(ownership ? { ownership: ownership } : {}),
       owner: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
       handlers: [
         createPaymentHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
@@ -336,6 +348,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
       keys: options.signingKeys,
+      ownership: ownership && router ? { ownership: ownership, router } : undefined,
     });
     const reconciliation = new Reconciliation({ journal, clock, logger });
     // The dedup records and the published log are kept for the default redelivery window (7 days), pruned hourly;
@@ -348,6 +361,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
     const ctx: ShopContext = {
       runtime,
+      router,
       journal,
       reconciliation,
       dispatcher,

@@ -21,6 +21,12 @@ export interface JournalSummary {
 export interface JournalAdmin {
   /** Back-end name for messages and reports: `memory`, `sqlite`, `postgres`. */
   readonly backend: string;
+  /**
+   * The number of slices its outbox rows are spread over (see `outboxSlice`; the back ends' option,
+   * `DEFAULT_SLICE_COUNT` by default). Optional for journals written before slices: absent means
+   * the default.
+   */
+  readonly sliceCount?: number;
   /** Create or upgrade the schema. Idempotent and versioned; safe to call from several processes. */
   migrate(): Promise<void>;
   /** Counts of what is still open (see `JournalSummary`): one grouped read per table. */

@@ -71,6 +71,12 @@ export interface ClaimOptions {
    * pending/leased: delivery per stream then follows commit order (used by the event relay).
    */
   inStreamOrder?: boolean;
+  /**
+   * Only rows of these slices (see `outboxSlice`: the slice of the actor that handles the row), each
+   * from 0 to the journal's slice count - 1; an empty list claims nothing. Absent: every slice,
+   * with no filter at all (a single worker pays nothing for slices).
+   */
+  slices?: readonly number[];
 }
 
 /** Fields a dispatcher may change on a row it holds the lease of. */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { CancelOrder } from "../../ordering/cancellation.js";
 import { parseOrderCommand } from "../../ordering/commands.js";
 import type { OrderState } from "../../ordering/state.js";
-import { orderAddress, parseOrderId, type ShopContext } from "../context.js";
+import { orderAddress, parseOrderId, type ShopContext, sendCommand } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { idempotencyKeyOf } from "./orders.js";
 
@@ -33,7 +33,7 @@ export function cancelRoutes(app: FastifyInstance, ctx: ShopContext): void {
     const address = orderAddress(orderId);
     // Checked first so that an unknown id never activates (or caches) an empty order.
     if ((await ctx.journal.streamVersion(address)) === 0) throw new NotFoundError(`no order ${orderId}`);
-    const result = await ctx.runtime.send(address, command, { messageId: `cancel:${key}` });
+    const result = await sendCommand(ctx, address, command, { messageId: `cancel:${key}` });
     if (result.duplicate) void reply.header("idempotent-replayed", "true");
     // 200 for a cancel already answered (this key from the inbox, another key from the state).
     const already = result.duplicate || (result.reply as { duplicate?: boolean } | undefined)?.duplicate === true;

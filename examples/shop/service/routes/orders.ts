@@ -5,7 +5,7 @@ import { z } from "zod";
 import { type PlaceOrder, parseOrderCommand } from "../../ordering/commands.js";
 import type { OrderState } from "../../ordering/state.js";
 import { readOrderView } from "../../views/order-views.js";
-import { listOrders, ORDER_STATUSES, orderAddress, parseOrderId, type ShopContext } from "../context.js";
+import { listOrders, ORDER_STATUSES, orderAddress, parseOrderId, type ShopContext, sendCommand } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { orderHistory, orderView } from "../order-view.js";
 import { DEFAULT_ORDER_LIMITS, type OrderLimits, orderBodySchema } from "../validation.js";
@@ -83,7 +83,8 @@ export function orderRoutes(app: FastifyInstance, ctx: ShopContext, limits: Orde
     const address = orderAddress(orderId);
     // A new order as a rule (a fresh id, or a key's first use): decided without reading its stream;
     // a retry of a key finds the order's history in the commit's version check and is answered as before.
-    const result = await ctx.runtime.send(
+    const result = await sendCommand(
+      ctx,
       address,
       command,
       key === undefined ? { expectNew: true } : { messageId: `place:${key}`, expectNew: true },

@@ -14,7 +14,7 @@ import {
   UnknownShipmentError,
   warehouseMessageId,
 } from "../../shipping/actor.js";
-import { orderIdSchema, type ShopContext } from "../context.js";
+import { orderIdSchema, type ShopContext, sendCommand } from "../context.js";
 import { ConflictError, NotFoundError, UnauthorizedError } from "../errors.js";
 import { assertStorableText } from "../validation.js";
 
@@ -122,9 +122,9 @@ export function webhookRoutes(
             adjustmentId: webhook.adjustmentId,
             lines: webhook.lines,
           };
-    let result: Awaited<ReturnType<typeof ctx.runtime.send>>;
+    let result: Awaited<ReturnType<typeof sendCommand>>;
     try {
-      result = await ctx.runtime.send(address, command, { messageId: warehouseMessageId(webhook.eventId) });
+      result = await sendCommand(ctx, address, command, { messageId: warehouseMessageId(webhook.eventId) });
     } catch (error) {
       if (error instanceof UnknownShipmentError) throw unknown();
       // The shipment's inbox holds this eventId's webhook with another body.

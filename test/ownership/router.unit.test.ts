@@ -1,0 +1,106 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { CommandRejectedError, MessageConflictError } from "../../src/base/errors.js";
+import { createRuntime } from "../../src/core/runtime.js";
+import { type Ownership, sliceOfAddress } from "../../src/core/slices.js";
+import { Dispatcher } from "../../src/effects/dispatcher.js";
+import { MemoryJournal } from "../../src/journal/memory.js";
+import { CommandRouter, ForwardTimeoutError } from "../../src/ownership/router.js";
+import { shippingOrderActor, warehouseActor } from "../effects/fixtures/picklist-actors.js";
+
+const SLICES = 8;
+const owning = (owned: (slice: number) => boolean): Ownership => ({
+  sliceCount: SLICES,
+  owns: owned,
+  fence: () => undefined,
+  onChange: () => () => {},
+});
+
+/** Two workers on one memory journal: `a` owns the slice of `shipment/<id>`, `b` every other one. */
+function twoWorkers() {
+  const journal = new MemoryJournal({ sliceCount: SLICES });
+  let id = "";
+  for (let i = 0; ; i++) {
+    id = `s${i}`;
+    if (sliceOfAddress(`shipment/${id}`, SLICES) !== sliceOfAddress("warehouse/main", SLICES)) break;
+  }
+  const mine = sliceOfAddress(`shipment/${id}`, SLICES);
+  const make = (name: string, ownership: Ownership) => {
+    const registry = new Registry();
+    const runtime = createRuntime({ journal, actors: [shippingOrderActor, warehouseActor], registry });
+    const router = new CommandRouter({
+      runtime,
+      journal,
+      ownership,
+      registry,
+      timeoutMs: 500,
+      pollMs: { initial: 1, max: 5 },
+    });
+    const dispatcher = new Dispatcher({ journal, runtime: router, owner: name, ownership, registry });
+    return { runtime, router, dispatcher };
+  };
+  return {
+    journal,
+    id,
+    a: make(
+      "a",
+      owning((s) => s === mine),
+    ),
+    b: make(
+      "b",
+      owning((s) => s !== mine),
+    ),
+  };
+}
+
+/** Run `dispatcher` until `work` settles (it waits on a row only that dispatcher runs). */
+async function alongside<T>(work: Promise<T>, dispatcher: Dispatcher): Promise<T> {
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  done.catch(() => {}); // handled by the caller, once the loop ends
+  while (!settled) {
+    await dispatcher.runOnce();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return done;
+}
+
+describe("CommandRouter", () => {
+  it("a message to an actor owned elsewhere runs there, and its acknowledgement is forwarded back to the sender's owner", async () => {
+    const { journal, id, a, b } = twoWorkers();
+    await a.router.send(`shipment/${id}`, { type: "ShipOrder", lines: [{ sku: "x", quantity: 1 }] } as never);
+    expect(await a.dispatcher.runOnce()).toBe(0);
+    await alongside(b.dispatcher.runOnce(), a.dispatcher);
+    expect((await a.runtime.state<{ picklist: string }>(`shipment/${id}`)).state.picklist).toBe("Accepted");
+    // The sender's commands (the order, its acknowledgement) ran on a; the warehouse's on b.
+    expect(a.runtime.stats.commands).toBe(2);
+    expect(b.runtime.stats.commands).toBe(1);
+    expect((await journal.listOutbox({ category: "message", stream: `shipment/${id}` }))[0]?.status).toBe("done");
+  });
+
+  it("throws the owner's refusal, a reused message id's conflict, and a timeout naming the address", async () => {
+    const { id, a, b } = twoWorkers();
+    const refused = alongside(
+      a.router.send("warehouse/main", { type: "SendPicklist", orderId: id, deliveryId: "d", lines: [] } as never, {
+        messageId: "m1",
+      }),
+      b.dispatcher,
+    );
+    await expect(refused).rejects.toThrow(CommandRejectedError);
+    const reused = alongside(
+      a.router.send("warehouse/main", { type: "SendPicklist", orderId: id, deliveryId: "other", lines: [] } as never, {
+        messageId: "m1",
+      }),
+      b.dispatcher,
+    );
+    await expect(reused).rejects.toThrow(MessageConflictError);
+    // Nobody runs b's slices now: the forward waits out its timeout.
+    const waited = await a.router
+      .send("warehouse/main", { type: "SendPicklist", orderId: id, deliveryId: "d2", lines: [] } as never)
+      .catch((e: unknown) => e);
+    expect(waited).toBeInstanceOf(ForwardTimeoutError);
+    expect(String((waited as Error).message)).toContain('"warehouse/main"');
+  });
+});
