@@ -4,10 +4,11 @@ import type { ActorDefinition } from "../core/actor.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, SLEEP_CANCELLED } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
-import { recover } from "../core/recovery.js";
+import { evolveRecords, recover } from "../core/recovery.js";
 import type { Runtime } from "../core/runtime.js";
 import type { EffectView } from "../effects/types.js";
 import { getEffect } from "../effects/view.js";
+import type { EventRecord } from "../journal/types.js";
 import type { CommitSignal } from "./commit-signal.js";
 import { HostStoppedError, WaitTimeoutError } from "./errors.js";
 
@@ -60,7 +61,13 @@ export class Awaiter {
     // Rebuilt here from the journal, never through the runtime: waiting activates no actor (no
     // `onRecovered` commands from a process that only waits) and takes no turn in its mailbox.
     let current: { state: S; version: number } | undefined;
-    return this.until(`actor ${address}`, [address], options, async () => {
+    // What this process's commits appended to the stream since the last look, as `commit` returned it.
+    let heard: EventRecord[] = [];
+    const follow = (appended: readonly EventRecord[]) => {
+      heard.push(...appended);
+    };
+    return this.until(`actor ${address}`, { keys: [address], follow }, options, async (blind) => {
+      const recovering = current === undefined;
       if (!current) {
         const { state, version } = await recover(
           journal,
@@ -70,11 +77,26 @@ export class Awaiter {
           runtime.logger,
         );
         current = { state, version };
-      } else {
-        // One read per look: the events since the last one, usually none.
-        for (const record of await journal.readStream(address, current.version + 1)) {
-          current = { state: definition.evolve(current.state, record.data as Typed), version: record.version };
+      }
+      // This process's commits are followed from what they appended, in version order, with no
+      // read. A version missing before one heard (another process committed it), or a look that
+      // cannot tell what changed (the poll, another process's wake-up), reads the stream's tail.
+      const records = heard.sort((a, b) => a.version - b.version);
+      heard = [];
+      let gap = false;
+      for (const record of records) {
+        if (record.version <= current.version) continue;
+        if (record.version !== current.version + 1) {
+          gap = true;
+          break;
         }
+        current = { state: evolveRecords(definition, current.state, [record]), version: record.version };
+      }
+      // The first look's recovery read the stream after whatever woke it.
+      if ((blind && !recovering) || gap) {
+        const tail = await journal.readStream(address, current.version + 1);
+        const last = tail[tail.length - 1];
+        if (last) current = { state: evolveRecords(definition, current.state, tail), version: last.version };
       }
       if (predicate(current.state)) return { done: true, value: current };
       return { done: false, detail: `its state at version ${current.version} does not satisfy the predicate` };
@@ -89,7 +111,7 @@ export class Awaiter {
   waitForEffect(key: string, options: WaitOptions = {}): Promise<SettledEffect> {
     if (!key) throw new InvalidInputError("waitForEffect needs an effect key");
     const journal = this.options.runtime.journal;
-    return this.until(`effect ${key}`, [key], options, async () => {
+    return this.until(`effect ${key}`, { keys: [key] }, options, async () => {
       const view = await getEffect(journal, key);
       if (view.status === "Completed" || view.status === "Failed") return { done: true, value: view as SettledEffect };
       if (view.status === "NotRequested") return { done: false, detail: "no effect with this key has been requested" };
@@ -99,28 +121,48 @@ export class Awaiter {
   }
 
   /**
-   * The wait loop: `check` until done, sleeping between looks until a wake-up (a write touching
-   * one of `keys`, every write for `"all"`), the outbox signal, or the poll interval.
+   * The wait loop: `check` until done, sleeping between looks until a wake-up (a write of this
+   * process touching one of `watch.keys`, every write for `"all"`), another process's outbox
+   * wake-up, or the poll interval. `check` is told whether the look is blind: whether anything
+   * other than a followed write (`watch.follow`, given what a commit appended to a watched stream)
+   * woke it since the last look: the first look, the poll, an outbox wake-up, a write of a key not
+   * followed. A look that is not blind knows every change from what it was handed, and need read nothing.
    */
   async until<T>(
     awaited: string,
-    keys: string[] | "all",
+    watch: Watch,
     options: WaitOptions,
-    check: () => Promise<Check<T>>,
+    check: (blind: boolean) => Promise<Check<T>>,
   ): Promise<T> {
     const { signal, clock, stopped, runtime } = this.options;
     const timeoutMs = positiveMs("timeoutMs", options.timeoutMs ?? AWAIT_DEFAULTS.timeoutMs);
     const deadline = clock.now() + timeoutMs;
     let woken = false;
+    let blind = true;
     let sleeper = new AbortController();
     const nudge = () => {
       woken = true;
       sleeper.abort(SLEEP_CANCELLED);
     };
+    const blindNudge = () => {
+      blind = true;
+      nudge();
+    };
+    const { follow } = watch;
+    const onWrite = (appended?: readonly EventRecord[]) => {
+      if (follow && appended) {
+        follow(appended);
+        nudge();
+      } else blindNudge();
+    };
     const cancel = () => sleeper.abort(SLEEP_CANCELLED);
     const unsubscribe = [
-      ...(keys === "all" ? [signal.watchAll(nudge)] : keys.map((key) => signal.watch(key, nudge))),
-      runtime.journal.onOutbox(nudge),
+      ...(watch.keys === "all" ? [signal.watchAll(blindNudge)] : watch.keys.map((key) => signal.watch(key, onWrite))),
+      // Only the wake-ups that cannot say what was added (another process's NOTIFY, an update, a
+      // reconnect): a row added by this process's commit comes with a write already signalled
+      // above. Listening to every outbox wake-up made each commit that adds a row nobody was
+      // handed (an integration event for the relay) wake every waiter of the process.
+      runtime.journal.onOutbox(blindNudge, []),
     ];
     const unlisten = [stopped, options.signal].map((abort) => (abort ? onAbort(abort, cancel) : () => {}));
     let pollMs: number = AWAIT_DEFAULTS.pollFirstMs;
@@ -129,7 +171,9 @@ export class Awaiter {
         if (stopped?.aborted) throw new HostStoppedError(awaited);
         options.signal?.throwIfAborted();
         woken = false;
-        const result = await check();
+        const look = blind;
+        blind = false;
+        const result = await check(look);
         if (result.done) return result.value;
         const left = deadline - clock.now();
         if (left <= 0) throw new WaitTimeoutError(awaited, timeoutMs, result.detail);
@@ -137,12 +181,22 @@ export class Awaiter {
           sleeper = new AbortController();
           await clock.sleep(Math.min(pollMs, left), sleeper.signal).catch(() => {});
         }
+        // Slept the whole interval: the poll, which looks at the journal itself.
+        if (!woken) blind = true;
         pollMs = woken ? AWAIT_DEFAULTS.pollFirstMs : Math.min(pollMs * 2, AWAIT_DEFAULTS.pollMaxMs);
       }
     } finally {
       for (const off of [...unsubscribe, ...unlisten]) off();
     }
   }
+}
+
+/** What a wait watches: the keys whose writes wake it, and for a stream, what follows its commits. */
+export interface Watch {
+  /** Streams or outbox row ids (a write of this process touching one wakes the wait), or every write. */
+  keys: string[] | "all";
+  /** Handed what each commit of this process appended to a watched stream; without it, such a wake-up is blind. */
+  follow?: (appended: readonly EventRecord[]) => void;
 }
 
 /** One 'abort' listener on a signal and the waits it cancels. */

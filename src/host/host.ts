@@ -248,7 +248,7 @@ export class Host {
    * and each subscription's backlog on each look: meant for shutdown and tests, not a hot path.
    */
   drain(options: WaitOptions = {}): Promise<void> {
-    return this.awaiter.until("drain", "all", options, async () => {
+    return this.awaiter.until("drain", { keys: "all" }, options, async () => {
       // Work flows from the outbox to the transports to the consumers, and is looked at in that
       // order; a handler's commit may start new work upstream (a process manager's command), so
       // a look during which any commit of this process landed proves nothing.
