@@ -6,6 +6,7 @@ import { type Clock, SLEEP_CANCELLED } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
 import { evolveRecords, recover } from "../core/recovery.js";
 import type { Runtime } from "../core/runtime.js";
+import { type SnapshotMetrics, snapshotMetrics } from "../core/snapshot-metrics.js";
 import type { EffectView } from "../effects/types.js";
 import { getEffect } from "../effects/view.js";
 import type { EventRecord } from "../journal/types.js";
@@ -31,18 +32,26 @@ export interface AwaiterOptions {
   clock: Clock;
   /** Aborted when the owner (a host) stops: every wait then rejects. */
   stopped?: AbortSignal;
+  /** Where a wait's recovery counts the snapshots it migrated or ignored (default: a registry of its own). */
+  snapshotMetrics?: SnapshotMetrics;
 }
 
 /**
  * Waits for results without a busy loop. A waiter looks at the journal once, then sleeps until
- * one of: a write of this process touched what it waits for (`CommitSignal`), the journal's
- * outbox wake-up fired (on PostgreSQL a NOTIFY from any process), or its poll interval passed
+ * one of: a write of this process touched what it waits for (`CommitSignal`, which hands a
+ * stream's waiters what the commit appended), the journal's outbox wake-up fired for a change it
+ * cannot describe (on PostgreSQL another process's NOTIFY), or its poll interval passed
  * (doubling from `pollFirstMs` to `pollMaxMs`, reset by every wake-up). The poll is what
  * catches another process's commit that sends no NOTIFY (an outcome, an event-only commit), so
  * across processes a result is seen at most `pollMaxMs` late.
  */
 export class Awaiter {
-  constructor(private readonly options: AwaiterOptions) {}
+  // Built once: a set of metrics is a registry and two counters (tens of µs), too dear for every wait.
+  private readonly snapshotMetrics: SnapshotMetrics;
+
+  constructor(private readonly options: AwaiterOptions) {
+    this.snapshotMetrics = options.snapshotMetrics ?? snapshotMetrics();
+  }
 
   /**
    * Resolve with the actor's state once `predicate(state)` holds (checked at once, then after
@@ -75,6 +84,7 @@ export class Awaiter {
           address,
           parseAddress(address).id,
           runtime.logger,
+          this.snapshotMetrics,
         );
         current = { state, version };
       }
@@ -139,13 +149,16 @@ export class Awaiter {
     const deadline = clock.now() + timeoutMs;
     let woken = false;
     let blind = true;
-    let sleeper = new AbortController();
+    let wakeNap: (() => void) | undefined;
     const nudge = () => {
       woken = true;
-      sleeper.abort(SLEEP_CANCELLED);
+      wakeNap?.();
     };
+    // Woken by what cannot be followed (another process's wake-up, a write not followed) since the last look.
+    let heardBlind = false;
     const blindNudge = () => {
       blind = true;
+      heardBlind = true;
       nudge();
     };
     const { follow } = watch;
@@ -155,7 +168,7 @@ export class Awaiter {
         nudge();
       } else blindNudge();
     };
-    const cancel = () => sleeper.abort(SLEEP_CANCELLED);
+    const cancel = () => wakeNap?.();
     const unsubscribe = [
       ...(watch.keys === "all" ? [signal.watchAll(blindNudge)] : watch.keys.map((key) => signal.watch(key, onWrite))),
       // Only the wake-ups that cannot say what was added (another process's NOTIFY, an update, a
@@ -177,13 +190,26 @@ export class Awaiter {
         if (result.done) return result.value;
         const left = deadline - clock.now();
         if (left <= 0) throw new WaitTimeoutError(awaited, timeoutMs, result.detail);
-        if (!woken) {
-          sleeper = new AbortController();
-          await clock.sleep(Math.min(pollMs, left), sleeper.signal).catch(() => {});
+        // Stopped or aborted during the look: the next turn of the loop says so, without a nap first.
+        if (!woken && !stopped?.aborted && !options.signal?.aborted) {
+          const napping = nap(clock, Math.min(pollMs, left));
+          wakeNap = napping.wake;
+          await napping.slept;
+          wakeNap = undefined;
         }
         // Slept the whole interval: the poll, which looks at the journal itself.
         if (!woken) blind = true;
-        pollMs = woken ? AWAIT_DEFAULTS.pollFirstMs : Math.min(pollMs * 2, AWAIT_DEFAULTS.pollMaxMs);
+        // The poll looks for what no wake-up announces: it starts again from its first interval after
+        // a blind wake-up (something may be moving elsewhere), doubles after a nap slept through, and
+        // is left as it is by a followed commit, which tells nothing of other processes. Reset by
+        // every commit, a wait whose actor commits a little slower than the first interval polled
+        // (a read) between each two of its commits.
+        pollMs = !woken
+          ? Math.min(pollMs * 2, AWAIT_DEFAULTS.pollMaxMs)
+          : heardBlind
+            ? AWAIT_DEFAULTS.pollFirstMs
+            : pollMs;
+        heardBlind = false;
       }
     } finally {
       for (const off of [...unsubscribe, ...unlisten]) off();
@@ -197,6 +223,28 @@ export interface Watch {
   keys: string[] | "all";
   /** Handed what each commit of this process appended to a watched stream; without it, such a wake-up is blind. */
   follow?: (appended: readonly EventRecord[]) => void;
+}
+
+/**
+ * Sleep `ms` on `clock`, or until `wake()`. With the clock's `timer` when it has one: a wait naps
+ * between most of its looks, and an AbortController and an abort event per nap cost more than the
+ * look itself once the look reads nothing.
+ */
+function nap(clock: Clock, ms: number): { slept: Promise<void>; wake: () => void } {
+  const timer = clock.timer?.bind(clock);
+  if (timer) {
+    let wake = () => {};
+    const slept = new Promise<void>((resolve) => {
+      const cancel = timer(ms, resolve);
+      wake = () => {
+        cancel();
+        resolve();
+      };
+    });
+    return { slept, wake };
+  }
+  const sleeper = new AbortController();
+  return { slept: clock.sleep(ms, sleeper.signal).catch(() => {}), wake: () => sleeper.abort(SLEEP_CANCELLED) };
 }
 
 /** One 'abort' listener on a signal and the waits it cancels. */

@@ -7,6 +7,7 @@ import type { Typed } from "../core/decider.js";
 import type { Faults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
+import { snapshotMetrics } from "../core/snapshot-metrics.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
@@ -170,6 +171,8 @@ export class Host {
       runtime: this.runtime,
       clock: this.clock,
       stopped: this.stopping.signal,
+      // The runtime's own set when a registry is given (one set per registry), so a wait's recovery counts there too.
+      snapshotMetrics: snapshotMetrics(options.registry),
     });
   }
 
