@@ -34,12 +34,13 @@ function countedHost() {
     reads.set(stream, (reads.get(stream) ?? 0) + 1);
     return readStream(stream, ...rest);
   };
-  const host = createHost({ journal, actors: [counter], clock: new SimulatedClock(0), name: "reads" });
+  const clock = new SimulatedClock(0);
+  const host = createHost({ journal, actors: [counter], clock, name: "reads" });
   const activate = async (addresses: string[]) => {
     for (const address of addresses) await host.state(address);
     reads.clear();
   };
-  return { host, journal, reads, activate };
+  return { host, journal, reads, activate, clock };
 }
 
 /** Lets every wake-up, and the look it starts, run. */
@@ -95,6 +96,25 @@ describe("waitFor follows this process's commits without reading the journal aga
     expect(await waiting).toEqual({ state: { count: 2 }, version: 2 });
     // The wait's first look, the runtime's activation (it recovers version 1), the wait's read of the tail.
     expect(reads.get("counter/shared")).toBe(3);
+    await host.stop();
+  });
+
+  it("an actor committing a little slower than the first poll interval is not read again between its commits", async () => {
+    const { host, reads, activate, clock } = countedHost();
+    await activate(["counter/slow"]);
+    const K = 10;
+    const waiting = host.waitFor<Counter>("counter/slow", (state) => state.count === K, { timeoutMs: 60_000 });
+    await settle();
+    for (let k = 0; k < K; k++) {
+      // 30 ms between commits, past the poll's first 25 ms: the poll fires once, then waits longer.
+      clock.advance(30);
+      await settle();
+      await host.send("counter/slow", { type: "Add" });
+      await settle();
+    }
+    expect((await waiting).state.count).toBe(K);
+    // The first look, and the polls at 25 ms and 25 + 50 ms of the wait, and no more.
+    expect(reads.get("counter/slow")).toBeLessThanOrEqual(3);
     await host.stop();
   });
 });
