@@ -1,3 +1,4 @@
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createHost, defineActor } from "../../src/index.js";
 import { memoryJournal, SimulatedClock } from "../../src/testing/index.js";
@@ -115,6 +116,31 @@ describe("waitFor follows this process's commits without reading the journal aga
     expect((await waiting).state.count).toBe(K);
     // The first look, and the polls at 25 ms and 25 + 50 ms of the wait, and no more.
     expect(reads.get("counter/slow")).toBeLessThanOrEqual(3);
+    await host.stop();
+  });
+});
+
+describe("a wait's recovery", () => {
+  it("counts a snapshot it could not use in the host's registry, as the runtime's recovery does", async () => {
+    const journal = memoryJournal();
+    const registry = new Registry();
+    const snapshotted = defineActor<Counter, Add, Added>({
+      ...counter,
+      type: "snapshotted",
+      snapshot: { every: 1, schemaVersion: 2 },
+    });
+    // A snapshot of an older shape, with no migration: recovery ignores it and replays the stream.
+    await journal.commit({
+      stream: "snapshotted/1",
+      expectedVersion: 0,
+      events: [{ eventId: "e1", type: "Added", data: { type: "Added" } }],
+      snapshot: { version: 1, schemaVersion: 1, state: { count: 99 } },
+      now: 0,
+    });
+    const host = createHost({ journal, actors: [snapshotted], registry, name: "snapshots" });
+    expect((await host.waitFor<Counter>("snapshotted/1", (state) => state.count === 1)).state.count).toBe(1);
+    const ignored = await registry.getSingleMetric("oncely_snapshot_ignored_total")?.get();
+    expect(ignored?.values).toEqual([{ labels: { actor_type: "snapshotted" }, value: 1 }]);
     await host.stop();
   });
 });
