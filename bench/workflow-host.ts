@@ -7,6 +7,7 @@ import { groupCommitLine, groupCommitMark } from "./group-commit-stats.js";
 import { orderActor } from "./workflow.js";
 import {
   CallLedger,
+  cpuPerOrder,
   describeFigures,
   ORDER_STEPS,
   type PgClientClass,
@@ -184,7 +185,9 @@ export async function benchHost(print: (line: string) => void): Promise<void> {
   for (const [mode, figures] of runs) {
     print(
       `${mode}: p50 ${median(figures.map((f) => p(f, 50))).toFixed(1)} ms, p99 ${median(figures.map((f) => p(f, 99))).toFixed(1)} ms ` +
-        `(medians of ${figures.length}; p99 ${figures.map((f) => p(f, 99).toFixed(0)).join(", ")})`,
+        `(medians of ${figures.length}; p99 ${figures.map((f) => p(f, 99).toFixed(0)).join(", ")}); ` +
+        `this process's CPU per order ${figures.map((f) => cpuPerOrder(f)?.process.toFixed(2) ?? "n/a").join(", ")} ms; ` +
+        `SQL round trips per order ${figures.map((f) => (f.sql ? (f.sql.roundTrips / f.orders).toFixed(2) : "n/a")).join(", ")}`,
     );
   }
   const [commit = [], wait = []] = MODES.map((mode) => runs.get(mode) ?? []);
