@@ -6,6 +6,7 @@ import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
 import { benchLongGap } from "./long-gap.js";
 import { benchWorkflow } from "./workflow.js";
+import { benchHost } from "./workflow-host.js";
 import { benchPeers } from "./workflow-peers.js";
 
 /**
@@ -24,6 +25,7 @@ const sections: {
   { name: "integration events", run: benchEvents },
   { name: "long gap", run: benchLongGap },
   { name: "workflow", run: benchWorkflow },
+  { name: "host", run: benchHost },
   { name: "replay", run: benchCommitReplay },
   { name: "steps", run: benchCommitSteps, onlyWhenNamed: true },
   { name: "peers", run: benchPeers, onlyWhenNamed: true },

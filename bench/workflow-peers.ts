@@ -27,7 +27,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PEERS_DIR = join(ROOT, "bench", "peers");
 const BUILT_PACKAGE = "./bench/built-package.mjs";
 
-interface System {
+export interface System {
   name: string;
   script: string;
   args: string[];
@@ -71,7 +71,7 @@ function newestMtime(dir: string): number {
 }
 
 /** oncely runs from its build: built again when any source is newer than it (or it is missing). */
-function ensureBuilt(print: (line: string) => void): void {
+export function ensureBuilt(print: (line: string) => void): void {
   const built = join(ROOT, "dist", "index.js");
   if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(join(ROOT, "src"))) return;
   print("building oncely (npm run build) …");
@@ -83,7 +83,7 @@ function ensureBuilt(print: (line: string) => void): void {
 const runTimeoutMs = (options: WorkflowOptions): number => 60_000 + 300 * (options.orders + warmupOf(options));
 
 /** Runs one system in a child process of its own process group, so a timeout kills all it started. */
-async function runSystem(system: System, options: WorkflowOptions): Promise<WorkflowFigures> {
+export async function runSystem(system: System, options: WorkflowOptions): Promise<WorkflowFigures> {
   // Every system runs as its users run it: oncely from its build (`bench/built-package.mjs`), the peers from
   // their published packages; only the bench's own files go through tsx.
   const args = ["--import", "tsx", "--import", BUILT_PACKAGE, system.script, ...system.args];

@@ -41,7 +41,7 @@ const effectOf = (orderId: string, step: number) => {
   return { kind, key: orderKey(orderId, kind), input: { orderId } };
 };
 
-const orderActor = defineActor<{ done: number; placed: boolean }, OrderCommand | EffectOutcome, OrderEvent>({
+export const orderActor = defineActor<{ done: number; placed: boolean }, OrderCommand | EffectOutcome, OrderEvent>({
   type: "order",
   initialState: () => ({ done: 0, placed: false }),
   evolve: (state, event) =>

@@ -90,7 +90,8 @@ export const AWAIT_DEFAULTS = {
   /** How long a wait lasts before it rejects with `WaitTimeoutError`. */
   timeoutMs: 30_000,
   /**
-   * The fallback poll, from its first interval doubling to its cap, reset by every wake-up. A
+   * The fallback poll, from its first interval doubling to its cap, reset by an outbox wake-up (a
+   * commit of this process that a wait follows leaves it as it is). A
    * commit of this process wakes a waiter at once, and on PostgreSQL so does another process's
    * commit that adds outbox rows (NOTIFY); the poll covers the commits nothing announces (an
    * outcome recorded by another process).

@@ -1,12 +1,21 @@
-import type { Commit, Journal, OutboxUpdate } from "../journal/types.js";
-
-type Listener = () => void;
+import type { Commit, CommitResult, EventRecord, Journal, OutboxUpdate } from "../journal/types.js";
 
 /**
- * A journal that tells in-process waiters which streams and outbox rows a write touched. It is
- * the journal itself behind a proxy: every call goes to it unchanged; `commit`, `updateOutbox`
- * and `forceOutbox` additionally wake the listeners of the keys they touched, after they
- * resolve. With no listener registered, a write costs two `size` checks more and returns the
+ * Called after a write that touched the watched key. For a stream, with the records the commit
+ * appended to it (none when the commit appended nothing there); for an outbox row, and for
+ * `watchAll`, with nothing.
+ */
+export type Listener = (appended?: readonly EventRecord[]) => void;
+
+/** A key a write touched, and for a stream the records it appended. */
+type Touched = { key: string | undefined; appended?: readonly EventRecord[] };
+
+/**
+ * A journal that tells in-process waiters which streams and outbox rows a write touched, and
+ * what a commit appended to its stream (the records `commit` returned), so that a waiter on a
+ * stream follows this process's commits without reading the journal again. It is the journal
+ * itself behind a proxy: every call goes to it unchanged; `commit`, `updateOutbox` and
+ * `forceOutbox` additionally wake the listeners of the keys they touched, after they resolve. With no listener registered, a write costs two `size` checks more and returns the
  * journal's own promise (the hot path pays nothing for waits nobody makes).
  *
  * It sees only writes made through it (this process's runtime, dispatchers and consumers):
@@ -22,20 +31,24 @@ export class CommitSignal {
     const bound = new Map<PropertyKey, unknown>();
     // With nobody watching when a write starts, it is the journal's own promise, untouched (a
     // watcher that registers meanwhile looks at the journal itself right after, and polls).
-    const after = <T>(write: Promise<T>, keys: (result: T) => (string | undefined)[]): Promise<T> =>
+    const after = <T>(write: Promise<T>, touched: (result: T) => Touched[]): Promise<T> =>
       this.listening
         ? write.then((result) => {
-            this.fire(keys(result));
+            this.fire(touched(result));
             return result;
           })
         : write;
+    const row = (id: string) => (changed: boolean) => (changed ? [{ key: id }] : []);
     const wrapped: Partial<Journal> = {
       commit: (commit: Commit) =>
-        after(target.commit(commit), () => [commit.stream, ...(commit.outboxDone ?? []).map((done) => done.id)]),
+        after(target.commit(commit), (result: CommitResult) => [
+          { key: commit.stream, appended: result.events },
+          ...(commit.outboxDone ?? []).map((done) => ({ key: done.id })),
+        ]),
       updateOutbox: (id: string, owner: string, update: OutboxUpdate, now: number) =>
-        after(target.updateOutbox(id, owner, update, now), (changed) => (changed ? [id] : [])),
+        after(target.updateOutbox(id, owner, update, now), row(id)),
       forceOutbox: (id: string, update: OutboxUpdate, now: number) =>
-        after(target.forceOutbox(id, update, now), (changed) => (changed ? [id] : [])),
+        after(target.forceOutbox(id, update, now), row(id)),
     };
     this.journal = new Proxy(target, {
       get(object, property) {
@@ -53,7 +66,11 @@ export class CommitSignal {
     });
   }
 
-  /** Call `listener` after every write that touches `key` (a stream or an outbox row id). */
+  /**
+   * Call `listener` after every write that touches `key` (a stream or an outbox row id); for a
+   * stream, with what the commit appended. Only the listeners of the keys a write touched are
+   * called: a commit on another stream wakes nobody watching this one.
+   */
   watch(key: string, listener: Listener): () => void {
     let set = this.byKey.get(key);
     if (!set) {
@@ -89,11 +106,11 @@ export class CommitSignal {
     return this.byKey.size > 0 || this.anyKey.size > 0;
   }
 
-  private fire(keys: (string | undefined)[]): void {
+  private fire(touched: Touched[]): void {
     for (const listener of this.anyKey) listener();
-    for (const key of keys) {
+    for (const { key, appended } of touched) {
       if (key === undefined) continue;
-      for (const listener of this.byKey.get(key) ?? []) listener();
+      for (const listener of this.byKey.get(key) ?? []) listener(appended);
     }
   }
 }

@@ -8,6 +8,7 @@ import type { Faults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
 import type { Ownership } from "../core/slices.js";
+import { snapshotMetrics } from "../core/snapshot-metrics.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
@@ -239,6 +240,8 @@ export class Host {
       runtime: this.runtime,
       clock: this.clock,
       stopped: this.stopping.signal,
+      // The runtime's own set when a registry is given (one set per registry), so a wait's recovery counts there too.
+      snapshotMetrics: snapshotMetrics(options.registry),
     });
   }
 
@@ -322,7 +325,7 @@ export class Host {
    * and each subscription's backlog on each look: meant for shutdown and tests, not a hot path.
    */
   drain(options: WaitOptions = {}): Promise<void> {
-    return this.awaiter.until("drain", "all", options, async () => {
+    return this.awaiter.until("drain", { keys: "all" }, options, async () => {
       // Work flows from the outbox to the transports to the consumers, and is looked at in that
       // order; a handler's commit may start new work upstream (a process manager's command), so
       // a look during which any commit of this process landed proves nothing.

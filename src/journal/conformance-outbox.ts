@@ -156,10 +156,13 @@ export function outboxConformance(ctx: ConformanceContext): void {
     it("wakes a listener that names categories for rows of those due now, and for any update back to pending", async () => {
       const j = ctx.journal();
       const woke = { served: 0, events: 0, all: 0 };
+      // No category: woken only when what changed is not known (a waiter that hears this process's writes otherwise).
+      let unknownOnly = 0;
       const offs = [
         j.onOutbox(() => woke.served++, ["effect", "message"]),
         j.onOutbox(() => woke.events++, ["event"]),
         j.onOutbox(() => woke.all++),
+        j.onOutbox(() => unknownOnly++, []),
       ];
       const settle = () => new Promise((r) => setTimeout(r, 100));
       try {
@@ -179,6 +182,7 @@ export function outboxConformance(ctx: ConformanceContext): void {
         await settle();
         expect(woke.served > 0).toBe(true);
         expect(woke.events).toBe(0);
+        expect(unknownOnly).toBe(0);
         // An update does not say the row's category: every listener looks.
         const [claimed] = await j.claimOutbox({ owner: "d#1", now: T0, leaseMs: 1_000, limit: 1 });
         expect(claimed?.id).toBe("published");
@@ -187,6 +191,7 @@ export function outboxConformance(ctx: ConformanceContext): void {
         await settle();
         expect(woke.served > 0).toBe(true);
         expect(woke.events > 0).toBe(true);
+        expect(unknownOnly > 0).toBe(true);
       } finally {
         for (const off of offs) off();
       }

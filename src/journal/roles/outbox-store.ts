@@ -131,8 +131,9 @@ export interface OutboxStore extends OutboxReader {
    * commit (a row due later, such as a durable timer, is found by the claimer's poll), and after
    * updates that made a row claimable again (in-process for memory/SQLite, LISTEN/NOTIFY for
    * PostgreSQL so other processes wake too). With `categories`, only when rows of one of them were
-   * added, or when what changed is not known (another process's NOTIFY, an update, a reconnect):
-   * a wake-up means "look at the outbox", never a count. Returns an unsubscribe function.
+   * added, or when what changed is not known (another process's NOTIFY, an update, a reconnect);
+   * with none (`[]`), only then: a waiter that hears this process's commits itself listens so.
+   * A wake-up means "look at the outbox", never a count. Returns an unsubscribe function.
    */
   onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void;
 }
