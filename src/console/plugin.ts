@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { discard, replay, retry, settle, skipGapAction, supplyGapAction } from "./actions.js";
 import { bearerVerifier } from "./bearer.js";
+import { bulkAction, bulkCount } from "./bulk-forms.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import { ConsoleHttpError, consoleError } from "./errors.js";
 import type { Html } from "./html.js";
@@ -33,7 +34,7 @@ function secure(reply: FastifyReply, type: string): FastifyReply {
 
 const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) => Promise<Html>> = {
   effects: (ctx, request) => effectsPage(ctx, request.query),
-  reconciliation: (ctx) => reconciliationPage(ctx),
+  reconciliation: (ctx, request) => reconciliationPage(ctx, request.query),
   "dead-letters": (ctx, request) => deadLettersPage(ctx, request.query),
   parked: (ctx) => parkedPage(ctx),
   timeline: (ctx, request) => timelinePage(ctx, request.query),
@@ -100,6 +101,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
 
     api.post("/api/reconciliation/settle", async (request) => settle(ctx, request.body));
     api.post("/api/reconciliation/retry", async (request) => retry(ctx, request.body));
+    api.post("/api/dead-letters/bulk/count", async (request) => bulkCount(ctx, request.body));
+    api.post("/api/dead-letters/bulk", async (request) => bulkAction(ctx, request.body));
     api.post("/api/dead-letters/:id/replay", async (request) =>
       replay(ctx, (request.params as { id: string }).id, request.body),
     );

@@ -6,6 +6,7 @@ import {
   VersionConflictError,
 } from "../base/errors.js";
 import type { ConformanceTestApi } from "./conformance-api.js";
+import { consoleQueriesConformance } from "./conformance-console.js";
 import { consumerStateConformance } from "./conformance-consumer-state.js";
 import { publishedLogConformance } from "./conformance-published.js";
 import { storableTextConformance } from "./conformance-storable.js";
@@ -83,6 +84,7 @@ export function journalConformance(
     storableTextConformance(api, () => j);
     publishedLogConformance(api, () => j);
     consumerStateConformance(api, () => j);
+    consoleQueriesConformance(api, () => j);
 
     /** Everything a commit can write, so atomicity tests can check that none of it landed. */
     const fullCommit = (stream: string, expectedVersion: number, tag: string): Commit => ({

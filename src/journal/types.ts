@@ -12,6 +12,9 @@
  * reads a clock of its own, so simulation stays deterministic.
  */
 
+// A type-only import: the console's queries are a role of the journal, declared in their own file.
+import type { ConsoleQueries } from "./console-queries.js";
+
 /** An event as it is appended. `eventId` is a stable id chosen by the caller. */
 export interface NewEvent {
   eventId: string;
@@ -312,7 +315,7 @@ export interface JournalSummary {
   deadLetters: { consumer: string; count: number; oldestFailedAt: number }[];
 }
 
-export interface Journal {
+export interface Journal extends ConsoleQueries {
   /** Back-end name for messages and reports: `memory`, `sqlite`, `postgres`. */
   readonly backend: string;
   /** Create or upgrade the schema. Idempotent and versioned; safe to call from several processes. */
