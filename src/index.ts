@@ -102,6 +102,17 @@ export * from "./effects/index.js";
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
 export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
+export {
+  type ConsoleQueries,
+  type ConsumerPositions,
+  type DeadLetterMatch,
+  type DeadLetterPageQuery,
+  EFFECT_LIST_STATUSES,
+  type EffectListStatus,
+  MAX_PAGE,
+  type OutboxPageQuery,
+  type Page,
+} from "./journal/console-queries.js";
 // Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
 export { outcomeRecorded } from "./journal/outcome-record.js";
 export { PUBLISHED_READER_SOURCE } from "./journal/published.js";

@@ -3,6 +3,7 @@ import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/cl
 import { Reconciliation } from "../effects/reconciliation.js";
 import type { Settlement } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
+import type { PendingCount } from "../messaging/consumer-lag.js";
 import { DeadLetters } from "../messaging/dead-letters.js";
 import { assertBearerToken } from "./bearer.js";
 
@@ -18,6 +19,12 @@ export interface ConsoleOptions {
    * default (none) lists, shows and discards, and answers replay with 409 naming what is missing.
    */
   deadLetters?: DeadLetters | undefined;
+  /**
+   * The application's subscriptions by consumer name: the Consumer lag page and its metrics show
+   * each one's `pending()` (NATS: the durable's backlog). Readers of the journal's published log
+   * are found in the journal without this.
+   */
+  subscriptions?: Readonly<Record<string, PendingCount>> | undefined;
   /** Consumers whose parked messages are listed, besides those named by gap alerts and dead letters. */
   consumers?: readonly string[] | undefined;
   /**
@@ -38,6 +45,7 @@ export interface ConsoleContext {
   reconciliation: Reconciliation;
   deadLetters: DeadLetters;
   consumers: readonly string[];
+  subscriptions: Readonly<Record<string, PendingCount>>;
   checkSettlement: (effect: OutboxRow, settlement: Settlement) => void;
   pollMs: number;
   clock: Clock;
@@ -54,6 +62,7 @@ export function consoleContext(options: ConsoleOptions, prefix: string): Console
     reconciliation: options.reconciliation ?? new Reconciliation({ journal: options.journal, clock }),
     deadLetters: options.deadLetters ?? new DeadLetters(options.journal, { clock }),
     consumers: options.consumers ?? [],
+    subscriptions: options.subscriptions ?? {},
     checkSettlement: options.checkSettlement ?? (() => {}),
     pollMs: positiveMs("console pollMs", options.pollMs ?? CONSOLE_DEFAULTS.pollMs),
     clock,

@@ -9,6 +9,7 @@ import { type ConsoleContext, type ConsoleOptions, consoleContext } from "./opti
 import { auditPage } from "./pages/audit.js";
 import { deadLetterPage, deadLettersPage } from "./pages/dead-letters.js";
 import { effectsPage } from "./pages/effects.js";
+import { lagPage } from "./pages/lag.js";
 import { parkedPage } from "./pages/parked.js";
 import { reconciliationPage } from "./pages/reconciliation.js";
 import { timelinePage } from "./pages/timeline.js";
@@ -37,6 +38,7 @@ const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) =
   reconciliation: (ctx, request) => reconciliationPage(ctx, request.query),
   "dead-letters": (ctx, request) => deadLettersPage(ctx, request.query),
   parked: (ctx) => parkedPage(ctx),
+  lag: (ctx) => lagPage(ctx),
   timeline: (ctx, request) => timelinePage(ctx, request.query),
   audit: (ctx) => auditPage(ctx),
 };

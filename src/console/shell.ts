@@ -6,6 +6,7 @@ const PAGES = [
   ["reconciliation", "Reconciliation"],
   ["dead-letters", "Dead letters"],
   ["parked", "Parked & gaps"],
+  ["lag", "Consumer lag"],
   ["timeline", "Timeline"],
   ["audit", "Operator actions"],
 ] as const;

@@ -1,4 +1,5 @@
 // Metrics (prom-client, in a registry you pass) and traces (OpenTelemetry API), see docs/operations/metrics-and-traces.md.
+export { type ObserveConsumerLagOptions, observeConsumerLag } from "./consumer-lag-metrics.js";
 export { type ObserveJournalOptions, observeJournal } from "./journal-metrics.js";
 export { perRegistry } from "./per-registry.js";
 export { type RuntimeMetrics, runtimeMetrics } from "./runtime-metrics.js";
