@@ -30,8 +30,10 @@ import type { Tables } from "./tables.js";
 
 const UNKNOWN_SINCE = "coalesce(jsonb_typeof(result -> 'unknownSince'), '') = 'number'";
 const EFFECT_CONDITION = {
-  Pending: `status = 'pending' AND NOT (${UNKNOWN_SINCE})`,
-  Unknown: `(status IN ('resolving', 'reconcile') OR (status = 'pending' AND ${UNKNOWN_SINCE}))`,
+  // Among unfinished rows only (the caller says so): one CASE instead of an OR of statuses, so the
+  // planner walks the open-rows index in page order rather than gathering every open row to sort.
+  Pending: `CASE status WHEN 'pending' THEN NOT (${UNKNOWN_SINCE}) ELSE false END`,
+  Unknown: `CASE status WHEN 'pending' THEN ${UNKNOWN_SINCE} ELSE true END`,
   Completed: "status = 'done' AND outcome IN ('completed', 'fired')",
   Failed: "(status = 'dead' OR (status = 'done' AND (outcome IS NULL OR outcome NOT IN ('completed', 'fired'))))",
 } as const;
@@ -67,9 +69,11 @@ export async function pageOutbox(q: Queryable, t: Tables, query: OutboxPageQuery
   if (statuses !== undefined) {
     const allowed = query.status === undefined ? statuses : statuses.filter((s) => query.status?.includes(s));
     if (allowed.length === 0) return { items: [], next: null };
-    w.literal(`status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
+    const open = allowed.every((s) => s !== "done" && s !== "dead");
+    // Pending and Unknown say their statuses in their CASE (see EFFECT_CONDITION).
+    if (!(open && query.status === undefined)) w.literal(`status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
     // Said in the partial index's own words, so the planner need not prove it.
-    if (allowed.every((s) => s !== "done" && s !== "dead")) w.literal("status NOT IN ('done', 'dead')");
+    if (open) w.literal("status NOT IN ('done', 'dead')");
   }
   if (query.effectStatus !== undefined) w.literal(EFFECT_CONDITION[query.effectStatus]);
   if (query.kind !== undefined) w.add((k) => `kind = ${k}`, query.kind);

@@ -28,8 +28,10 @@ import type { Sql } from "./sql.js";
 /** An effect status's extra condition beyond its row statuses (see `EffectListStatus`). */
 const UNKNOWN_SINCE = "coalesce(json_type(result, '$.unknownSince'), '') IN ('integer', 'real')";
 const EFFECT_CONDITION = {
-  Pending: `status = 'pending' AND NOT (${UNKNOWN_SINCE})`,
-  Unknown: `(status IN ('resolving', 'reconcile') OR (status = 'pending' AND ${UNKNOWN_SINCE}))`,
+  // Among unfinished rows only (the caller says so): one CASE instead of an OR of statuses, so the
+  // planner walks the open-rows index in page order rather than gathering every open row to sort.
+  Pending: `CASE status WHEN 'pending' THEN NOT (${UNKNOWN_SINCE}) ELSE false END`,
+  Unknown: `CASE status WHEN 'pending' THEN ${UNKNOWN_SINCE} ELSE true END`,
   Completed: "status = 'done' AND outcome IN ('completed', 'fired')",
   Failed: "(status = 'dead' OR (status = 'done' AND (outcome IS NULL OR outcome NOT IN ('completed', 'fired'))))",
 } as const;
@@ -42,10 +44,13 @@ export function pageOutbox(sql: Sql, q: OutboxPageQuery): Page<OutboxRow> {
   if (statuses !== undefined) {
     const allowed = q.status === undefined ? statuses : statuses.filter((s) => q.status?.includes(s));
     if (allowed.length === 0) return { items: [], next: null };
-    // Listed as literals (they are a closed set) so the status index's equality applies to each.
-    where.push(`status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
+    const open = allowed.every((s) => s !== "done" && s !== "dead");
+    // Pending and Unknown say their statuses in their CASE (see EFFECT_CONDITION).
+    if (!(open && q.status === undefined))
+      // Listed as literals (they are a closed set) so the status index's equality applies to each.
+      where.push(`status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
     // Said in the partial index's own words, which is how SQLite lets it serve.
-    if (allowed.every((s) => s !== "done" && s !== "dead")) where.push("status NOT IN ('done', 'dead')");
+    if (open) where.push("status NOT IN ('done', 'dead')");
   }
   if (q.effectStatus !== undefined) where.push(EFFECT_CONDITION[q.effectStatus]);
   if (q.kind !== undefined) {
