@@ -46,9 +46,10 @@ export function pageOutbox(sql: Sql, q: OutboxPageQuery): Page<OutboxRow> {
     if (allowed.length === 0) return { items: [], next: null };
     const open = allowed.every((s) => s !== "done" && s !== "dead");
     // Pending and Unknown say their statuses in their CASE (see EFFECT_CONDITION).
+    // Among unfinished rows, `+status` keeps SQLite from gathering them through the claim index
+    // (status, not_before) and sorting: it walks the open-rows index in page order instead.
     if (!(open && q.status === undefined))
-      // Listed as literals (they are a closed set) so the status index's equality applies to each.
-      where.push(`status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
+      where.push(`${open ? "+" : ""}status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
     // Said in the partial index's own words, which is how SQLite lets it serve.
     if (open) where.push("status NOT IN ('done', 'dead')");
   }
