@@ -32,7 +32,10 @@ export interface ConsoleOptions {
    * checked before it is recorded; throw `InvalidInputError` naming the field to refuse it.
    */
   checkSettlement?: ((effect: OutboxRow, settlement: Settlement) => void) | undefined;
-  /** Page refresh interval (default `CONSOLE_DEFAULTS.pollMs`). */
+  /**
+   * How often the live feed looks at the journal while a page listens, and how long a page waits
+   * before listening again after its stream dropped (default `CONSOLE_DEFAULTS.pollMs`).
+   */
   pollMs?: number | undefined;
   clock?: Clock | undefined;
   ids?: IdGenerator | undefined;

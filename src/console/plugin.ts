@@ -5,6 +5,7 @@ import { bulkAction, bulkCount } from "./bulk-forms.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import { ConsoleHttpError, consoleError } from "./errors.js";
 import type { Html } from "./html.js";
+import { LiveFeed } from "./live.js";
 import { type ConsoleContext, type ConsoleOptions, consoleContext } from "./options.js";
 import { auditPage } from "./pages/audit.js";
 import { deadLetterPage, deadLettersPage } from "./pages/dead-letters.js";
@@ -64,6 +65,16 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     void secure(reply, "application/json; charset=utf-8").code(status).send(body);
   });
 
+  const feed = new LiveFeed(ctx.journal, ctx.pollMs, (error) =>
+    app.log.warn({ err: error }, "console live feed: could not read the journal"),
+  );
+  const streams = new Set<() => void>();
+  // Open streams would keep the server from closing: end them first.
+  app.addHook("preClose", async () => {
+    for (const end of [...streams]) end();
+    feed.close();
+  });
+
   app.get("/assets/console.js", async (_request, reply) =>
     secure(reply, "text/javascript; charset=utf-8").send(CLIENT_SCRIPT),
   );
@@ -99,6 +110,30 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
           `page: one of ${Object.keys(viewPages).join(", ")}`,
         ]);
       return secure(reply, "text/html; charset=utf-8").send((await render(ctx, request)).text);
+    });
+
+    // Server-sent events (`text/event-stream`): `change` naming the topics whose pages changed. The
+    // page reads it with fetch, so the token travels in the Authorization header as everywhere else.
+    api.get("/api/live", async (request, reply) => {
+      reply.hijack();
+      const headers: Record<string, string> = {
+        "content-type": "text/event-stream; charset=utf-8",
+        "content-security-policy": CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+      };
+      reply.raw.writeHead(200, headers);
+      reply.raw.write(": live\n\n");
+      const stop = feed.listen((chunk) => reply.raw.write(chunk));
+      const end = () => {
+        stop();
+        streams.delete(end);
+        reply.raw.end();
+      };
+      streams.add(end);
+      request.raw.on("close", end);
     });
 
     api.post("/api/reconciliation/settle", async (request) => settle(ctx, request.body));
