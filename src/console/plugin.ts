@@ -11,6 +11,7 @@ import { auditPage } from "./pages/audit.js";
 import { deadLetterPage, deadLettersPage } from "./pages/dead-letters.js";
 import { effectsPage } from "./pages/effects.js";
 import { lagPage } from "./pages/lag.js";
+import { ownershipPage } from "./pages/ownership.js";
 import { parkedPage } from "./pages/parked.js";
 import { reconciliationPage } from "./pages/reconciliation.js";
 import { timelinePage } from "./pages/timeline.js";
@@ -40,6 +41,7 @@ const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) =
   "dead-letters": (ctx, request) => deadLettersPage(ctx, request.query),
   parked: (ctx) => parkedPage(ctx),
   lag: (ctx) => lagPage(ctx),
+  ownership: (ctx) => ownershipPage(ctx),
   timeline: (ctx, request) => timelinePage(ctx, request.query),
   audit: (ctx) => auditPage(ctx),
 };

@@ -7,6 +7,7 @@ const PAGES = [
   ["dead-letters", "Dead letters"],
   ["parked", "Parked & gaps"],
   ["lag", "Consumer lag"],
+  ["ownership", "Ownership"],
   ["timeline", "Timeline"],
   ["audit", "Operator actions"],
 ] as const;

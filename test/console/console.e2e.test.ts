@@ -257,7 +257,7 @@ describe("the operator console in a browser", () => {
     await shot("audit");
   });
 
-  it("pages through effects with a cursor and shows consumer lag", async () => {
+  it("filters effects by status and shows consumer lag and ownership", async () => {
     await open("effects?status=Completed");
     await page.locator("table.effects .badge.Completed").first().waitFor();
     expect(await page.locator("table.effects .badge.Pending").count()).toBe(0);
@@ -265,5 +265,8 @@ describe("the operator console in a browser", () => {
     await page.locator("#view h1", { hasText: "Consumer lag" }).waitFor();
     expect(await page.locator("#view").textContent()).toContain("Parked behind a gap");
     await shot("lag");
+    await open("ownership");
+    await page.locator("#view h1", { hasText: "Ownership" }).waitFor();
+    expect(await page.locator("#view").textContent()).toContain("a single process owns every slice");
   });
 });
