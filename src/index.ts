@@ -120,6 +120,17 @@ export * from "./effects/index.js";
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
 export { createHost, Host, type HostConsumer, type HostOptions, type HostOwnership } from "./host/host.js";
+export {
+  type ConsoleQueries,
+  type ConsumerPositions,
+  type DeadLetterMatch,
+  type DeadLetterPageQuery,
+  EFFECT_LIST_STATUSES,
+  type EffectListStatus,
+  MAX_PAGE,
+  type OutboxPageQuery,
+  type Page,
+} from "./journal/console-queries.js";
 // Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
 export { outboxSlice } from "./journal/outbox-slice.js";
 export { outcomeRecorded } from "./journal/outcome-record.js";

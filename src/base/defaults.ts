@@ -75,7 +75,7 @@ export function positiveInteger(name: string, value: number): number {
 export const CONSOLE_DEFAULTS = {
   /** Where the operator console is mounted. */
   prefix: "/console",
-  /** How often an open console page refreshes itself (ms). */
+  /** How often the console's live feed looks at the journal while a page listens (ms). */
   pollMs: 2_000,
   /** Rows shown per list page (effects, dead letters, operator actions). */
   pageSize: 200,

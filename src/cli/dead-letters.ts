@@ -7,6 +7,7 @@ import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/cl
 import type { DeadLetterRecord, Journal } from "../journal/types.js";
 import type { Consumer } from "../messaging/consumer.js";
 import { DeadLetters } from "../messaging/dead-letters.js";
+import { type BulkFlags, hasBulkFlags, runBulk } from "./dead-letters-bulk.js";
 
 const statusSchema = z.enum(["open", "replayed", "discarded"]);
 const limitSchema = z.coerce.number().int().positive();
@@ -53,7 +54,12 @@ const operatorFlags = z.object({
   note: z.string().optional(),
 });
 
-/** `oncely dead-letters list|show|discard|replay`; discard and replay are recorded in `oncely.operator-actions`. */
+/**
+ * `oncely dead-letters list|show|discard|replay`; discard and replay are recorded in
+ * `oncely.operator-actions`, one record per letter, also when they take every open letter a filter
+ * matches (`--consumer`, `--error-contains`, `--since`, `--until`; `--dry-run` counts, `--expect`
+ * acts on that count).
+ */
 export function registerDeadLetterCommands(
   program: Command,
   openJournal: () => Promise<Journal>,
@@ -108,41 +114,72 @@ export function registerDeadLetterCommands(
       out(`${JSON.stringify(d, null, 2)}\n`);
     });
 
-  group
-    .command("discard")
-    .description("mark an open dead letter discarded (it stays stored, for audit)")
-    .argument("<id>")
-    .option("--by <operator>", "who discards it (default: your login name), recorded in oncely.operator-actions")
-    .option("--note <text>", "why, kept with the record")
-    .action(async (id: string, flags: Record<string, unknown>) => {
-      const who = operator(flags);
-      const journal = await openJournal();
-      const ok = await journal.resolveDeadLetter(id, "discarded", clock.now());
-      if (!ok) throw new InvalidInputError(`no open dead letter "${id}"`);
-      await recordAction(journal, clock, ids, {
-        ...who,
-        action: "discard",
-        target: id,
-        outcome: "discarded",
-        via: "cli",
-      });
-      out(`discarded ${id}\n`);
-    });
+  const bulkOptions = (command: Command) =>
+    command
+      .option("--consumer <name>", "without an id: every open letter of this consumer")
+      .option("--error-contains <text>", "without an id: every open letter whose error contains this text")
+      .option("--since <time>", "without an id: last failed at or after (ISO time, UTC, or a duration back: 2h)")
+      .option("--until <time>", "without an id: last failed before (ISO time, UTC, or a duration back)")
+      .option("--dry-run", "without an id: print how many open letters match, and do nothing")
+      .option("--expect <n>", "without an id: the count --dry-run printed (refused if the set changed)");
 
-  group
-    .command("replay")
-    .description("handle an open dead letter again through its consumer (inbox and ordering apply)")
-    .argument("<id>")
-    .option("--by <operator>", "who replays it (default: your login name), recorded in oncely.operator-actions")
-    .option("--note <text>", "why, kept with the record")
-    .action(async (id: string, flags: Record<string, unknown>) => {
-      const who = operator(flags);
-      if (!options.consumers) throw new InvalidInputError(NO_CONSUMERS_FOR_REPLAY);
+  bulkOptions(
+    group
+      .command("discard")
+      .description("mark an open dead letter (or every open one a filter matches) discarded; they stay stored")
+      .argument("[id]")
+      .option("--by <operator>", "who discards it (default: your login name), recorded in oncely.operator-actions")
+      .option("--note <text>", "why, kept with the record"),
+  ).action(async (id: string | undefined, flags: Record<string, unknown> & BulkFlags) => {
+    const who = operator({ by: flags.by, note: flags.note });
+    if (id === undefined || hasBulkFlags(flags)) {
+      if (id !== undefined) throw new InvalidInputError("give a dead letter's id or a filter, not both");
       const journal = await openJournal();
-      const deadLetters = new DeadLetters(journal, { consumers: [...(await options.consumers(journal))], clock });
-      const result = await deadLetters.replay(id);
-      const outcome = result.released > 0 ? `${result.outcome}, released ${result.released}` : result.outcome;
-      await recordAction(journal, clock, ids, { ...who, action: "replay", target: id, outcome, via: "cli" });
-      out(`replayed ${id}: ${outcome}\n`);
+      const deadLetters = async () => new DeadLetters(journal, { clock });
+      await runBulk({ journal, deadLetters, clock, ids, out, who }, "discard", flags);
+      return;
+    }
+    const journal = await openJournal();
+    const ok = await journal.resolveDeadLetter(id, "discarded", clock.now());
+    if (!ok) throw new InvalidInputError(`no open dead letter "${id}"`);
+    await recordAction(journal, clock, ids, {
+      ...who,
+      action: "discard",
+      target: id,
+      outcome: "discarded",
+      via: "cli",
     });
+    out(`discarded ${id}\n`);
+  });
+
+  bulkOptions(
+    group
+      .command("replay")
+      .description(
+        "handle an open dead letter (or every open one a filter matches) again through its consumer (inbox and ordering apply)",
+      )
+      .argument("[id]")
+      .option("--by <operator>", "who replays it (default: your login name), recorded in oncely.operator-actions")
+      .option("--note <text>", "why, kept with the record"),
+  ).action(async (id: string | undefined, flags: Record<string, unknown> & BulkFlags) => {
+    const who = operator({ by: flags.by, note: flags.note });
+    const consumers = options.consumers;
+    if (id === undefined || hasBulkFlags(flags)) {
+      if (id !== undefined) throw new InvalidInputError("give a dead letter's id or a filter, not both");
+      const journal = await openJournal();
+      const deadLetters = async () => {
+        if (!consumers) throw new InvalidInputError(NO_CONSUMERS_FOR_REPLAY);
+        return new DeadLetters(journal, { consumers: [...(await consumers(journal))], clock });
+      };
+      await runBulk({ journal, deadLetters, clock, ids, out, who }, "replay", flags);
+      return;
+    }
+    if (!consumers) throw new InvalidInputError(NO_CONSUMERS_FOR_REPLAY);
+    const journal = await openJournal();
+    const deadLetters = new DeadLetters(journal, { consumers: [...(await consumers(journal))], clock });
+    const result = await deadLetters.replay(id);
+    const outcome = result.released > 0 ? `${result.outcome}, released ${result.released}` : result.outcome;
+    await recordAction(journal, clock, ids, { ...who, action: "replay", target: id, outcome, via: "cli" });
+    out(`replayed ${id}: ${outcome}\n`);
+  });
 }

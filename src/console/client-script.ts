@@ -3,8 +3,9 @@
  * inline script). It keeps the token in this tab's sessionStorage and sends it as
  * `Authorization: Bearer` on every request: the browser never attaches it by itself, so another
  * site cannot make an operator's browser settle, replay or discard anything (no cookie exists to
- * ride). Pages come from the server as escaped HTML fragments; this script only fetches, inserts
- * and polls them, and posts forms as JSON.
+ * ride). Pages come from the server as escaped HTML fragments; this script only fetches and
+ * inserts them (replacing the parts that changed), reloads the page when the server's live feed
+ * (server-sent events on `/api/live`) says its topic changed, and posts forms as JSON.
  */
 export const CLIENT_SCRIPT = String.raw`(() => {
   "use strict";
@@ -92,7 +93,7 @@ export const CLIENT_SCRIPT = String.raw`(() => {
       const text = await response.text();
       if (text !== lastHtml) {
         lastHtml = text;
-        view.innerHTML = text;
+        patch(text);
         fillOperator();
       }
       live.textContent = "live, updated " + new Date().toLocaleTimeString();
@@ -102,6 +103,73 @@ export const CLIENT_SCRIPT = String.raw`(() => {
         live.textContent = "offline: " + e.message;
         live.className = "down";
       }
+    }
+  }
+
+  // Replace only the parts of the page that changed (an open <details>, a scroll position and
+  // the rest stay as they are); a page of another shape is replaced whole.
+  function patch(text) {
+    const next = document.createElement("template");
+    next.innerHTML = text;
+    const fresh = Array.from(next.content.childNodes);
+    const old = Array.from(view.childNodes);
+    if (fresh.length !== old.length) {
+      view.replaceChildren(...fresh);
+      return;
+    }
+    fresh.forEach((node, i) => {
+      const current = old[i];
+      const same = node.nodeType === current.nodeType &&
+        (node.nodeType === 1 ? node.outerHTML === current.outerHTML : node.textContent === current.textContent);
+      if (!same) view.replaceChild(node, current);
+    });
+  }
+
+  // The page's topic in the live feed; the timeline and operator actions follow every topic.
+  function topic() {
+    const path = location.pathname.slice(PREFIX.length).replace(/^\/+/, "") || "effects";
+    return path.split("/")[0];
+  }
+
+  function changed(block) {
+    const line = block.split("\n").find((l) => l.startsWith("data: "));
+    if (!line || !block.includes("event: change")) return;
+    const topics = JSON.parse(line.slice(6)).topics || [];
+    const mine = topic();
+    if (topics.includes(mine) || mine === "timeline" || mine === "audit") load(false);
+  }
+
+  // Server-sent events read with fetch (EventSource cannot send the Authorization header); on
+  // a dropped stream the page loads once and listens again after the refresh interval.
+  async function listen() {
+    for (;;) {
+      if (token()) {
+        try {
+          const response = await call(PREFIX + "/api/live");
+          if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
+          const reader = response.body.getReader();
+          const decoder = new TextDecoder();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer += decoder.decode(value, { stream: true });
+            let end;
+            while ((end = buffer.indexOf("\n\n")) >= 0) {
+              changed(buffer.slice(0, end));
+              buffer = buffer.slice(end + 2);
+            }
+          }
+          throw new Error("live stream closed");
+        } catch (e) {
+          if (e.message !== "unauthorized") {
+            live.textContent = "offline: " + e.message;
+            live.className = "down";
+          }
+        }
+        await load(false);
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
 
@@ -187,6 +255,6 @@ export const CLIENT_SCRIPT = String.raw`(() => {
   });
 
   load(true);
-  setInterval(() => load(false), POLL_MS);
+  listen();
 })();
 `;

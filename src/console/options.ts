@@ -2,6 +2,7 @@ import { CONSOLE_DEFAULTS, positiveInteger, positiveMs } from "../base/defaults.
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
 import { Reconciliation } from "../effects/reconciliation.js";
 import type { Settlement } from "../effects/types.js";
+import type { ConsoleQueries } from "../journal/console-queries.js";
 import type {
   ConsumerStateReader,
   DeadLetterReader,
@@ -10,25 +11,29 @@ import type {
   EventReader,
   EventStore,
   InboxReader,
+  JournalAdmin,
   OutboxReader,
   OutboxRow,
   OutboxStore,
+  PublishedLog,
 } from "../journal/types.js";
+import type { PendingCount } from "../messaging/consumer-lag.js";
 import { DeadLetters } from "../messaging/dead-letters.js";
 import { assertBearerToken } from "./bearer.js";
 
-/** What the console's pages read of the journal: no write. */
+/** What the console's pages read: no write method. */
 export type ConsoleReader = Pick<EventReader, "readStream" | "streamVersion" | "listStreams"> &
   OutboxReader &
   DeadLetterReader &
   Pick<ConsumerStateReader, "getCheckpoint" | "listParked"> &
-  Pick<DocumentReader, "listDocuments">;
+  Pick<DocumentReader, "listDocuments"> &
+  Pick<JournalAdmin, "summarize"> &
+  ConsoleQueries &
+  // Wake-ups for the live feed: they change nothing.
+  Pick<OutboxStore, "onOutbox"> &
+  Pick<PublishedLog, "onPublished">;
 
-/**
- * What the console uses of the journal: its pages' reads, and its actions' writes. An operator
- * action is a commit (the audit record, a gap skipped or supplied, which also read the inbox and
- * parked messages); a settlement or a retry forces an outbox row; a discard resolves a dead letter.
- */
+/** What the console's actions (settle, replay, discard, gap tools) also write. */
 export type ConsoleJournal = ConsoleReader &
   Pick<EventStore, "commit"> &
   InboxReader &
@@ -49,6 +54,12 @@ export interface ConsoleOptions {
    * default (none) lists, shows and discards, and answers replay with 409 naming what is missing.
    */
   deadLetters?: DeadLetters | undefined;
+  /**
+   * The application's subscriptions by consumer name: the Consumer lag page and its metrics show
+   * each one's `pending()` (NATS: the durable's backlog). Readers of the journal's published log
+   * are found in the journal without this.
+   */
+  subscriptions?: Readonly<Record<string, PendingCount>> | undefined;
   /** Consumers whose parked messages are listed, besides those named by gap alerts and dead letters. */
   consumers?: readonly string[] | undefined;
   /**
@@ -56,7 +67,10 @@ export interface ConsoleOptions {
    * checked before it is recorded; throw `InvalidInputError` naming the field to refuse it.
    */
   checkSettlement?: ((effect: OutboxRow, settlement: Settlement) => void) | undefined;
-  /** Page refresh interval (default `CONSOLE_DEFAULTS.pollMs`). */
+  /**
+   * How often the live feed looks at the journal while a page listens, and how long a page waits
+   * before listening again after its stream dropped (default `CONSOLE_DEFAULTS.pollMs`).
+   */
   pollMs?: number | undefined;
   clock?: Clock | undefined;
   ids?: IdGenerator | undefined;
@@ -69,6 +83,7 @@ export interface ConsoleContext {
   reconciliation: Reconciliation;
   deadLetters: DeadLetters;
   consumers: readonly string[];
+  subscriptions: Readonly<Record<string, PendingCount>>;
   checkSettlement: (effect: OutboxRow, settlement: Settlement) => void;
   pollMs: number;
   clock: Clock;
@@ -77,7 +92,7 @@ export interface ConsoleContext {
   prefix: string;
 }
 
-/** The context a page renders from: the journal as read-only (`ConsoleReader`). */
+/** A page's view of the context: the journal read-only. */
 export type ConsoleView = Omit<ConsoleContext, "journal"> & { readonly journal: ConsoleReader };
 
 export function consoleContext(options: ConsoleOptions, prefix: string): ConsoleContext {
@@ -88,6 +103,7 @@ export function consoleContext(options: ConsoleOptions, prefix: string): Console
     reconciliation: options.reconciliation ?? new Reconciliation({ journal: options.journal, clock }),
     deadLetters: options.deadLetters ?? new DeadLetters(options.journal, { clock }),
     consumers: options.consumers ?? [],
+    subscriptions: options.subscriptions ?? {},
     checkSettlement: options.checkSettlement ?? (() => {}),
     pollMs: positiveMs("console pollMs", options.pollMs ?? CONSOLE_DEFAULTS.pollMs),
     clock,

@@ -1,13 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { discard, replay, retry, settle, skipGapAction, supplyGapAction } from "./actions.js";
 import { bearerVerifier } from "./bearer.js";
+import { bulkAction, bulkCount } from "./bulk-forms.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import { ConsoleHttpError, consoleError } from "./errors.js";
 import type { Html } from "./html.js";
-import { type ConsoleOptions, type ConsoleView, consoleContext } from "./options.js";
+import { LiveFeed } from "./live.js";
+import { type ConsoleContext, type ConsoleOptions, consoleContext } from "./options.js";
 import { auditPage } from "./pages/audit.js";
 import { deadLetterPage, deadLettersPage } from "./pages/dead-letters.js";
 import { effectsPage } from "./pages/effects.js";
+import { lagPage } from "./pages/lag.js";
+import { ownershipPage } from "./pages/ownership.js";
 import { parkedPage } from "./pages/parked.js";
 import { reconciliationPage } from "./pages/reconciliation.js";
 import { timelinePage } from "./pages/timeline.js";
@@ -31,11 +35,13 @@ function secure(reply: FastifyReply, type: string): FastifyReply {
     .header("cache-control", "no-store");
 }
 
-const viewPages: Record<string, (ctx: ConsoleView, request: FastifyRequest) => Promise<Html>> = {
+const viewPages: Record<string, (ctx: ConsoleContext, request: FastifyRequest) => Promise<Html>> = {
   effects: (ctx, request) => effectsPage(ctx, request.query),
-  reconciliation: (ctx) => reconciliationPage(ctx),
+  reconciliation: (ctx, request) => reconciliationPage(ctx, request.query),
   "dead-letters": (ctx, request) => deadLettersPage(ctx, request.query),
   parked: (ctx) => parkedPage(ctx),
+  lag: (ctx) => lagPage(ctx),
+  ownership: (ctx) => ownershipPage(ctx),
   timeline: (ctx, request) => timelinePage(ctx, request.query),
   audit: (ctx) => auditPage(ctx),
 };
@@ -59,6 +65,16 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     const { status, body } = consoleError(error);
     if (status >= 500) app.log.error({ err: error }, "console request failed");
     void secure(reply, "application/json; charset=utf-8").code(status).send(body);
+  });
+
+  const feed = new LiveFeed(ctx.journal, ctx.pollMs, (error) =>
+    app.log.warn({ err: error }, "console live feed: could not read the journal"),
+  );
+  const streams = new Set<() => void>();
+  // Open streams would keep the server from closing: end them first.
+  app.addHook("preClose", async () => {
+    for (const end of [...streams]) end();
+    feed.close();
   });
 
   app.get("/assets/console.js", async (_request, reply) =>
@@ -98,8 +114,34 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
       return secure(reply, "text/html; charset=utf-8").send((await render(ctx, request)).text);
     });
 
+    // Server-sent events (`text/event-stream`): `change` naming the topics whose pages changed. The
+    // page reads it with fetch, so the token travels in the Authorization header as everywhere else.
+    api.get("/api/live", async (request, reply) => {
+      reply.hijack();
+      const headers: Record<string, string> = {
+        "content-type": "text/event-stream; charset=utf-8",
+        "content-security-policy": CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+      };
+      reply.raw.writeHead(200, headers);
+      reply.raw.write(": live\n\n");
+      const stop = feed.listen((chunk) => reply.raw.write(chunk));
+      const end = () => {
+        stop();
+        streams.delete(end);
+        reply.raw.end();
+      };
+      streams.add(end);
+      request.raw.on("close", end);
+    });
+
     api.post("/api/reconciliation/settle", async (request) => settle(ctx, request.body));
     api.post("/api/reconciliation/retry", async (request) => retry(ctx, request.body));
+    api.post("/api/dead-letters/bulk/count", async (request) => bulkCount(ctx, request.body));
+    api.post("/api/dead-letters/bulk", async (request) => bulkAction(ctx, request.body));
     api.post("/api/dead-letters/:id/replay", async (request) =>
       replay(ctx, (request.params as { id: string }).id, request.body),
     );

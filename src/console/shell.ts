@@ -6,6 +6,8 @@ const PAGES = [
   ["reconciliation", "Reconciliation"],
   ["dead-letters", "Dead letters"],
   ["parked", "Parked & gaps"],
+  ["lag", "Consumer lag"],
+  ["ownership", "Ownership"],
   ["timeline", "Timeline"],
   ["audit", "Operator actions"],
 ] as const;

@@ -23,6 +23,9 @@ pre { background: #fff; border: 1px solid #e2e5ea; padding: .5rem; overflow: aut
 .badge.Completed, .badge.replayed, .badge.filled, .badge.supplied { background: #d6f2dd; }
 .badge.Failed, .badge.discarded, .badge.skipped { background: #f6d5d5; }
 tr.highlight { background: #fff8d6; }
+td.behind { color: #8a4b00; font-weight: 600; }
+p.pager { display: flex; gap: 1.2rem; }
+details.bulk { background: #fff; border: 1px solid #e2e5ea; border-radius: 6px; padding: .4rem 1rem; margin: .6rem 0; }
 form.filters, form.settle, form.retry, .actions form { display: flex; flex-wrap: wrap; gap: .8rem; align-items: end; margin: .6rem 0; }
 form label { display: flex; flex-direction: column; font-size: .85em; gap: .2rem; }
 form.settle textarea { width: 28rem; font-family: monospace; }

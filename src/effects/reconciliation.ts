@@ -2,7 +2,7 @@ import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
-import type { OutboxReader, OutboxStore } from "../journal/types.js";
+import type { OutboxReader, OutboxRow, OutboxStore } from "../journal/types.js";
 import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "./errors.js";
 import { compactState, effectRowState, type PendingOutcome } from "./row-state.js";
 import type { EffectView, Settlement } from "./types.js";
@@ -65,6 +65,18 @@ export type ReconciliationJournal = OutboxReader & Pick<OutboxStore, "forceOutbo
  * owner's commit records the event and marks the row done. Until a dispatcher runs, the
  * settlement is durable but not yet an event in the owner.
  */
+/** An effect row waiting for an operator, as the queue lists it. */
+export function reconciliationItem(row: OutboxRow): ReconciliationItem {
+  const state = effectRowState(row);
+  return {
+    ...effectView(row),
+    input: (row.payload as { input?: unknown } | null)?.input ?? null,
+    unknownSince: state.unknownSince ?? null,
+    cause: state.retriesExhausted ? "retries-exhausted" : "unknown",
+    neverPerformed: state.retriesExhausted === true && state.maybePerformed !== true,
+  };
+}
+
 export class Reconciliation {
   private readonly journal: ReconciliationJournal;
   private readonly clock: Clock;
@@ -84,16 +96,7 @@ export class Reconciliation {
       ...(filter.owner === undefined ? {} : { stream: filter.owner }),
       ...(filter.limit === undefined ? {} : { limit: filter.limit }),
     });
-    return rows.map((row) => {
-      const state = effectRowState(row);
-      return {
-        ...effectView(row),
-        input: (row.payload as { input?: unknown } | null)?.input ?? null,
-        unknownSince: state.unknownSince ?? null,
-        cause: state.retriesExhausted ? "retries-exhausted" : "unknown",
-        neverPerformed: state.retriesExhausted === true && state.maybePerformed !== true,
-      };
-    });
+    return rows.map(reconciliationItem);
   }
 
   async count(): Promise<number> {

@@ -2,6 +2,7 @@ import { type Random, seededRandom } from "../core/clock.js";
 import { sliceLeaseConformance } from "../ownership/conformance-slice-leases.js";
 import type { ConformanceSubject, ConformanceTestApi } from "./conformance-api.js";
 import { atomicityConformance } from "./conformance-atomicity.js";
+import { consoleQueriesConformance } from "./conformance-console.js";
 import { consumerStateConformance } from "./conformance-consumer-state.js";
 import { deadLetterConformance } from "./conformance-dead-letters.js";
 import { documentConformance } from "./conformance-documents.js";
@@ -62,6 +63,7 @@ export function journalConformance(
       async () => (subject.secondWriter ? subject.secondWriter() : j),
     );
     outboxSlicesConformance(api, () => j);
+    consoleQueriesConformance(api, () => j);
 
     const ctx = conformanceContext(api, () => ({ subject, random }));
     streamConformance(ctx);

@@ -5,8 +5,21 @@ import {
   VersionConflictError,
 } from "../base/errors.js";
 import { checkpointsOf, requireDistinctCheckpoints } from "./checkpoint-writes.js";
+import type {
+  ConsumerPositions,
+  DeadLetterMatch,
+  DeadLetterPageQuery,
+  OutboxPageQuery,
+  Page,
+} from "./console-queries.js";
 import { effectKeyReuse } from "./effect-key-reuse.js";
 import { encodeCommit } from "./encode.js";
+import {
+  consumerPositionsOf,
+  matchesDeadLetter,
+  pageDeadLetterRecords,
+  pageOutboxRows,
+} from "./memory-console-queries.js";
 import { OutboxSignal, wakesAtCommit } from "./outbox-signal.js";
 import { claimSlices, journalSliceCount, outboxSlice } from "./outbox-slice.js";
 import { holdsOutcomeRow } from "./outcome-record.js";
@@ -69,6 +82,8 @@ export class MemoryJournal implements Journal {
   private readonly outbox = new Map<string, OutboxRow>();
   private readonly inbox = new Map<string, InboxRecord>();
   private readonly checkpoints = new Map<string, number>();
+  /** When each checkpoint was last set (for `consumerPositions`). */
+  private readonly checkpointTimes = new Map<string, number>();
   private readonly parked = new Map<string, ParkedRecord>();
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
   private readonly documents = new Map<string, DocumentRecord>();
@@ -194,7 +209,10 @@ export class MemoryJournal implements Journal {
         recordedAt: commit.now,
       });
     }
-    for (const { consumer, source, version } of checkpoints) this.checkpoints.set(key(consumer, source), version);
+    for (const { consumer, source, version } of checkpoints) {
+      this.checkpoints.set(key(consumer, source), version);
+      this.checkpointTimes.set(key(consumer, source), commit.now);
+    }
     for (const p of commit.park ?? []) {
       const k = key(p.consumer, p.source, String(p.version));
       if (!this.parked.has(k)) this.parked.set(k, { ...p, message: copy(p.message), parkedAt: commit.now });
@@ -409,6 +427,27 @@ export class MemoryJournal implements Journal {
           .map((d) => ({ consumer: d.consumer, at: d.firstFailedAt })),
       ).map(({ consumer, count, oldest }) => ({ consumer, count, oldestFailedAt: oldest })),
     };
+  }
+
+  async pageOutbox(query: OutboxPageQuery): Promise<Page<OutboxRow>> {
+    return copy(pageOutboxRows(this.outbox.values(), query));
+  }
+
+  async pageDeadLetters(query: DeadLetterPageQuery): Promise<Page<DeadLetterRecord>> {
+    return copy(pageDeadLetterRecords(this.deadLetters.values(), query));
+  }
+
+  async countDeadLetters(filter: DeadLetterMatch): Promise<number> {
+    return [...this.deadLetters.values()].filter((d) => matchesDeadLetter(d, filter)).length;
+  }
+
+  async consumerPositions(): Promise<ConsumerPositions> {
+    const checkpoints = [...this.checkpoints].map(([k, version]) => {
+      const [consumer, source] = k.split("\u0000") as [string, string];
+      return { consumer, source, version, updatedAt: this.checkpointTimes.get(k) ?? 0 };
+    });
+    const head = this.published.reduce((max, p) => Math.max(max, p.position), 0);
+    return copy(consumerPositionsOf(checkpoints, this.parked.values(), head));
   }
 
   async listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {

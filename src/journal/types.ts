@@ -14,6 +14,8 @@
  * reads a clock of its own, so simulation stays deterministic.
  */
 
+// A type-only import: the console's queries are a role of the journal, declared in their own file.
+import type { ConsoleQueries } from "./console-queries.js";
 import type { JournalAdmin } from "./roles/admin.js";
 import type { ConsumerState, ConsumerStateReader } from "./roles/consumer-state.js";
 import type { DeadLetterReader, DeadLetterStore } from "./roles/dead-letters.js";
@@ -45,7 +47,8 @@ export interface Journal
     DeadLetterStore,
     PublishedLog,
     DocumentReader,
-    JournalAdmin {}
+    JournalAdmin,
+    ConsoleQueries {}
 
 /**
  * The journal without its writes: what a read-only view (the console's pages, a status query)

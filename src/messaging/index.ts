@@ -6,6 +6,7 @@ export {
   retireConsumer,
 } from "./collection-owners.js";
 export { Consumer, type ConsumerJournal, type ConsumerOptions, type OrderingMode, sourceStreamOf } from "./consumer.js";
+export { type ConsumerLag, consumerLag, type PendingCount } from "./consumer-lag.js";
 export { type DeadLetterPayload, DeadLetters, deadLetterBody, type ReplayResult } from "./dead-letters.js";
 export {
   decodeEnvelope,

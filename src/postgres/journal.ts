@@ -1,5 +1,12 @@
 import type pg from "pg";
 import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
+import type {
+  ConsumerPositions,
+  DeadLetterMatch,
+  DeadLetterPageQuery,
+  OutboxPageQuery,
+  Page,
+} from "../journal/console-queries.js";
 import {
   encodeCommit,
   encodeOutboxWrite,
@@ -43,6 +50,7 @@ import type {
 import { appendPublished, appendPublishedBatch, type PublishedAppend } from "./append-published.js";
 import { DOCUMENT_COLUMNS, INBOX_COLUMNS, PARKED_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
 import { commitBatch } from "./commit-batch.js";
+import * as consoleQueries from "./console-queries.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
 import { Pg } from "./driver.js";
@@ -390,6 +398,22 @@ export class PostgresJournal implements Journal {
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {
     return this.read((q) => deadLetters.listDeadLetters(q, this.tables, filter));
+  }
+
+  pageOutbox(query: OutboxPageQuery): Promise<Page<OutboxRow>> {
+    return this.read((q) => consoleQueries.pageOutbox(q, this.tables, query));
+  }
+
+  pageDeadLetters(query: DeadLetterPageQuery): Promise<Page<DeadLetterRecord>> {
+    return this.read((q) => consoleQueries.pageDeadLetters(q, this.tables, query));
+  }
+
+  countDeadLetters(filter: DeadLetterMatch): Promise<number> {
+    return this.read((q) => consoleQueries.countDeadLetters(q, this.tables, filter));
+  }
+
+  consumerPositions(): Promise<ConsumerPositions> {
+    return this.read((q) => consoleQueries.consumerPositions(q, this.tables));
   }
 
   getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {

@@ -1,3 +1,10 @@
+import type {
+  ConsumerPositions,
+  DeadLetterMatch,
+  DeadLetterPageQuery,
+  OutboxPageQuery,
+  Page,
+} from "../journal/console-queries.js";
 import {
   encodeCommit,
   encodeOutboxWrite,
@@ -34,6 +41,7 @@ import type {
 } from "../journal/types.js";
 import { appendPublished } from "./append-published.js";
 import { type WriteMark, writeCommit } from "./commit.js";
+import * as consoleQueries from "./console-queries.js";
 import * as deadLetters from "./dead-letters.js";
 import * as documents from "./documents.js";
 import { BetterSqlite3 } from "./driver.js";
@@ -308,6 +316,22 @@ export class SqliteJournal implements Journal {
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterRecord[]> {
     return this.run(() => deadLetters.listDeadLetters(this.sql, filter));
+  }
+
+  pageOutbox(query: OutboxPageQuery): Promise<Page<OutboxRow>> {
+    return this.run(() => consoleQueries.pageOutbox(this.sql, query));
+  }
+
+  pageDeadLetters(query: DeadLetterPageQuery): Promise<Page<DeadLetterRecord>> {
+    return this.run(() => consoleQueries.pageDeadLetters(this.sql, query));
+  }
+
+  countDeadLetters(filter: DeadLetterMatch): Promise<number> {
+    return this.run(() => consoleQueries.countDeadLetters(this.sql, filter));
+  }
+
+  consumerPositions(): Promise<ConsumerPositions> {
+    return this.run(() => consoleQueries.consumerPositions(this.sql));
   }
 
   getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {

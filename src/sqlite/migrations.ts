@@ -142,6 +142,26 @@ export const migrations: { version: number; name: string; sql: string }[] = [
       UPDATE outbox SET slice = oncely_outbox_slice(category, stream, payload);
     `,
   },
+  // The console's pages (src/sqlite/console-queries.ts): each filter an index whose last columns
+  // are the page's sort key, so a page reads limit + 1 entries of one index whatever the table's
+  // size. The open-rows one holds unfinished rows only, in creation order (a row leaves it when done, as it leaves the
+  // claim index): a page of done rows walks the creation-order index instead. Readers of the
+  // published log are found by source (the consumer-lag page).
+  {
+    version: 5,
+    name: "console_indexes",
+    sql: `
+      CREATE INDEX outbox_page ON outbox (category, created_at, seq);
+      CREATE INDEX outbox_page_open ON outbox (category, created_at, seq)
+        WHERE status NOT IN ('done', 'dead');
+      CREATE INDEX outbox_page_kind ON outbox (category, kind, created_at, seq);
+      CREATE INDEX outbox_page_stream ON outbox (stream, category, created_at, seq);
+      CREATE INDEX dead_letters_page ON dead_letters (last_failed_at, id);
+      CREATE INDEX dead_letters_page_status ON dead_letters (status, last_failed_at, id);
+      CREATE INDEX dead_letters_page_consumer ON dead_letters (consumer, status, last_failed_at, id);
+      CREATE INDEX checkpoints_source ON checkpoints (source);
+    `,
+  },
 ];
 
 /**

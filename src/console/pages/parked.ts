@@ -6,16 +6,22 @@ import type { ConsoleView } from "../options.js";
 /**
  * Parked messages per consumer and source, each source with its checkpoint (the first missing
  * version is checkpoint + 1), and every gap alert raised. The journal lists parked messages per
- * consumer, so the consumers are the configured ones plus those named by gap alerts and dead letters.
+ * consumer, so the consumers are the configured ones plus those the journal's summary names.
  * Each open gap has a skip form (the missing versions are lost for good) and each consumer a
  * supply form (a missing event's envelope, e.g. fetched from the producer): both act on the
  * journal, and the running consumer's next gap check releases what follows.
  */
 export async function parkedPage(ctx: ConsoleView): Promise<Html> {
   const alerts = (await ctx.journal.listDocuments(GAP_ALERTS)).map((d) => d.doc as GapAlert);
-  const letters = await ctx.journal.listDeadLetters({});
+  // Consumers with something parked, from one grouped read (never every dead letter or parked row).
+  const summary = await ctx.journal.summarize();
   const consumers = [
-    ...new Set([...ctx.consumers, ...alerts.map((a) => a.consumer), ...letters.map((d) => d.consumer)]),
+    ...new Set([
+      ...ctx.consumers,
+      ...alerts.map((a) => a.consumer),
+      ...summary.parked.map((p) => p.consumer),
+      ...summary.deadLetters.map((d) => d.consumer),
+    ]),
   ].sort();
   const now = ctx.clock.now();
   const sections: Html[] = [];

@@ -1,7 +1,19 @@
-import type { ReconciliationItem } from "../../effects/reconciliation.js";
+import { z } from "zod";
+import { type ReconciliationItem, reconciliationItem } from "../../effects/reconciliation.js";
 import { effectRowState } from "../../effects/row-state.js";
+import { cursorParam, filterParams, pager, textParam, timeParam, timeRangeInputs } from "../filters.js";
 import { age, type Html, html, isoTime, prettyJson, query } from "../html.js";
-import type { ConsoleView } from "../options.js";
+import { type ConsoleContext, pageSize } from "../options.js";
+import { parseQuery } from "../validation.js";
+
+export const reconciliationQuery = z.strictObject({
+  kind: textParam(200),
+  owner: textParam(500),
+  q: textParam(200),
+  since: timeParam,
+  until: timeParam,
+  after: cursorParam,
+});
 
 /** Why an item waits here, in the operator's words. */
 function causeText(item: ReconciliationItem): string {
@@ -15,14 +27,42 @@ function causeText(item: ReconciliationItem): string {
  * Effects waiting for an operator: their outcome stayed Unknown after their lookups, or their
  * retries were exhausted. Each with a settle form; an exhausted one also with a retry form.
  */
-export async function reconciliationPage(ctx: ConsoleView): Promise<Html> {
-  const items = await ctx.reconciliation.list();
+export async function reconciliationPage(ctx: ConsoleContext, raw: unknown): Promise<Html> {
+  const filter = parseQuery(reconciliationQuery, raw);
+  const page = await ctx.journal.pageOutbox({
+    category: "effect",
+    status: ["reconcile"],
+    kind: filter.kind,
+    stream: filter.owner,
+    text: filter.q,
+    since: filter.since,
+    until: filter.until,
+    after: filter.after,
+    limit: pageSize,
+  });
+  const waiting = (await ctx.journal.summarize()).outbox
+    .filter((g) => g.category === "effect" && g.status === "reconcile")
+    .reduce((n, g) => n + g.count, 0);
+  const items = page.items.map(reconciliationItem);
   // The lookups tried before it came here: the queue's items do not carry them, the rows do.
-  const rows = await ctx.journal.listOutbox({ category: "effect", status: "reconcile" });
-  const lookups = new Map(rows.map((row) => [row.id, effectRowState(row).lookups ?? 0]));
+  const lookups = new Map(page.items.map((row) => [row.id, effectRowState(row).lookups ?? 0]));
   const now = ctx.clock.now();
+  const params = filterParams({
+    kind: filter.kind,
+    owner: filter.owner,
+    q: filter.q,
+    since: filter.since,
+    until: filter.until,
+  });
   return html`<h1>Reconciliation queue</h1>
-<p class="summary">${items.length} effect(s) wait for an operator. Look each one up at the provider by its key, then record what really happened (or, when its retries were exhausted, retry it).</p>
+<form class="filters" data-get="${ctx.prefix}/reconciliation">
+  <label>Kind <input name="kind" value="${filter.kind ?? ""}"></label>
+  <label>Owner <input name="owner" value="${filter.owner ?? ""}" placeholder="order/o-1"></label>
+  <label>Key or error contains <input name="q" value="${filter.q ?? ""}"></label>
+  ${timeRangeInputs(filter.since, filter.until)}
+  <button>Filter</button>
+</form>
+<p class="summary">${waiting} effect(s) wait for an operator${items.length < waiting ? html`; ${items.length} on this page, newest first` : ""}. Look each one up at the provider by its key, then record what really happened (or, when its retries were exhausted, retry it).</p>
 ${items.map(
   (item) => html`<section class="card" data-key="${item.key}">
   <h2><a data-nav href="${ctx.prefix}/timeline${query({ q: item.key })}">${item.key}</a></h2>
@@ -56,5 +96,6 @@ ${items.map(
       : ""
   }
 </section>`,
-)}`;
+)}
+${pager(ctx, "reconciliation", params, page.next, filter.after !== undefined)}`;
 }
