@@ -101,6 +101,7 @@ export * from "./effects/index.js";
 // The host: one process's runtime, dispatcher, relay and consumers from one description; awaiting results
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
+export type { ActorHandle, CommandsOf, StateOf } from "./host/handles.js";
 export { createHost, Host, type HostConsumer, type HostOptions } from "./host/host.js";
 // Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
 export { outcomeRecorded } from "./journal/outcome-record.js";

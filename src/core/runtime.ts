@@ -19,6 +19,7 @@ import { commandSpan, timedCommit, traceCarrier, traceField } from "../observabi
 import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
+import { checkCommand } from "./command-schema.js";
 import {
   type Decision,
   finalOutcome,
@@ -177,6 +178,7 @@ export class Runtime {
     const { messageId, causationId, correlationId } = options;
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
+    command = checkCommand(definition, address, command) as C;
     // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
     const print = messageId === undefined || isRoutedOutcome(command) ? undefined : commandPrint(command, messageId);
     const parent = context.active();

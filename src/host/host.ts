@@ -17,6 +17,7 @@ import type { Subscription, Transport } from "../messaging/transport.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
+import { type ActorHandle, actorHandle, type CommandsOf, type StateOf } from "./handles.js";
 import { TrackedTransport } from "./tracked-transport.js";
 
 /** What every component of a host shares; given once, passed to each. */
@@ -98,6 +99,7 @@ export class Host {
   readonly dispatcher: Dispatcher;
   readonly relay: Relay | undefined;
   readonly consumers: readonly Consumer[];
+  private readonly actors: readonly AnyActor[];
   private readonly signal: CommitSignal;
   private readonly awaiter: Awaiter;
   private readonly clock: Clock;
@@ -119,6 +121,7 @@ export class Host {
     if (!options.journal) throw new InvalidInputError("createHost needs a journal");
     if (!Array.isArray(options.actors))
       throw new InvalidInputError("createHost needs actors: an array of actor definitions");
+    this.actors = options.actors;
     const ids = options.ids ?? randomIds;
     this.name = options.name ?? `host-${ids.next()}`;
     this.clock = options.clock ?? systemClock;
@@ -209,6 +212,14 @@ export class Host {
       this.runtime.close();
     })();
     return this.stopped;
+  }
+
+  /**
+   * A typed handle on one of this host's actors: `send(id, command)` takes only its commands,
+   * `state(id)` and `waitFor(id, predicate)` know its state (see `ActorHandle`).
+   */
+  actor<A extends AnyActor>(definition: A): ActorHandle<StateOf<A>, CommandsOf<A>> {
+    return actorHandle(this, this.actors, definition);
   }
 
   /** Handle a command (see `Runtime.send`). */
