@@ -1,6 +1,7 @@
 import { context } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
 import {
+  CheckpointConflictError,
   DuplicateMessageError,
   NoDecisionError,
   NotRegisteredError,
@@ -33,6 +34,7 @@ import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
 import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
+import { stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
@@ -287,6 +289,8 @@ export class Runtime {
       const acceptedFault = this.faults.hit("command.accepted");
       if (acceptedFault) await acceptedFault;
 
+      const stamped = await stampPublished(this.journal, address, decision);
+      decision = stamped.decision;
       const events = decision.events ?? [];
       let nextState = activation.state;
       for (const event of events) nextState = definition.evolve(nextState, event);
@@ -301,6 +305,7 @@ export class Runtime {
         outcome,
         print,
       });
+      if (stamped.counter) commit.checkpoints = [...(commit.checkpoints ?? []), stamped.counter];
 
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
@@ -315,7 +320,11 @@ export class Runtime {
           const prior = await this.priorReply(definition, address, messageId, outcome, print);
           if (prior) return prior;
         }
-        if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
+        if (
+          error instanceof VersionConflictError ||
+          error instanceof DuplicateMessageError ||
+          error instanceof CheckpointConflictError // a publish count another commit advanced first
+        ) {
           this.stats.conflicts++;
           actorMetrics(this.metrics, definition.type).conflicts.inc();
           // Two hosts of one actor that retry in lockstep can starve each other; a random
