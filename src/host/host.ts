@@ -14,6 +14,7 @@ import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
 import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
+import { JournalTransport } from "../messaging/transports/journal.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
@@ -49,8 +50,17 @@ export interface HostOptions {
   runtime?: Omit<RuntimeOptions, Shared | "actors">;
   /** Dispatcher tuning (batch size, concurrency, poll, default policy, message retries). */
   dispatcher?: Omit<DispatcherOptions, Shared | "runtime" | "handlers" | "owner">;
-  /** Publish integration events from the outbox to `transport`; no relay when absent. */
-  relay?: Omit<RelayOptions, Shared | "owner">;
+  /**
+   * Where integration events travel: a relay publishes the outbox's events to it, and every
+   * consumer without a transport of its own subscribes to it. `"journal"`: the durable embedded
+   * transport on this host's journal (`JournalTransport`); or a transport (`natsTransport(...)`).
+   */
+  transport?: Transport | "journal";
+  /**
+   * Relay tuning (its transport is `transport` unless given here); `false`: no relay in this
+   * process (it only consumes). Without `transport` or a relay transport, no relay runs.
+   */
+  relay?: (Omit<RelayOptions, Shared | "owner" | "transport"> & { transport?: Transport }) | false;
   consumers?: HostConsumer[];
   /**
    * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
@@ -116,6 +126,8 @@ export class Host {
   private running: { consumer: Consumer; subscription: Subscription }[] | undefined;
   private readonly gapWatches: GapWatch[] = [];
   private stopped: Promise<void> | undefined;
+  /** The journal transport `transport: "journal"` made: the host's to close, unlike one given to it. */
+  private ownTransport: JournalTransport | undefined;
 
   constructor(options: HostOptions) {
     if (!options.journal) throw new InvalidInputError("createHost needs a journal");
@@ -147,15 +159,28 @@ export class Host {
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
-    this.relay = options.relay && new Relay({ ...messaging, ...options.relay, ...shared, owner: `${this.name}/relay` });
+    const wired =
+      options.transport === "journal"
+        ? (this.ownTransport = new JournalTransport({
+            journal: this.journal,
+            clock: this.clock,
+            ...(options.random === undefined ? {} : { random: options.random }),
+            ...(options.logger === undefined ? {} : { logger: options.logger }),
+          }))
+        : options.transport;
+    const relay = options.relay === false ? undefined : options.relay;
+    const relayTransport = options.relay === false ? undefined : (relay?.transport ?? wired);
+    this.relay =
+      relayTransport &&
+      new Relay({ ...messaging, ...relay, transport: relayTransport, ...shared, owner: `${this.name}/relay` });
     const hostEvery = options.gapCheckEveryMs ?? HOST_DEFAULTS.gapCheckEveryMs;
     if (hostEvery !== false) positiveMs("createHost gapCheckEveryMs", hostEvery);
     const consumers: Consumer[] = [];
     for (const consumer of options.consumers ?? []) {
-      const transport = consumer.transport ?? options.relay?.transport;
+      const transport = consumer.transport ?? wired ?? relay?.transport;
       if (!transport) {
         throw new InvalidInputError(
-          `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
+          `consumer "${consumer.name}" has no transport: give it one, or give the host a transport`,
         );
       }
       const built = new Consumer({ ...messaging, ...consumer, ...shared, ids, runtime: this.runtime });
@@ -209,6 +234,7 @@ export class Host {
       await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
       await this.dispatcher.stop();
       await this.relay?.stop();
+      await this.ownTransport?.close();
       this.runtime.close();
     })();
     return this.stopped;
