@@ -56,7 +56,7 @@ export interface PublishRequest {
   aggregateId: string;
   /**
    * The event's position in its actor's sequence of published events, what a sequenced consumer
-   * orders by. Leave it out: the runtime stamps 1, 2, 3, … per actor address with no holes, in
+   * orders by. Leave it out: the runtime stamps 1, 2, 3, … per `source/aggregateId` with no holes, in
    * the commit that publishes (see `core/published-versions.ts`). Given, it is kept as is (an
    * actor numbers all of its publishes itself, or none).
    */

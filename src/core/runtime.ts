@@ -289,7 +289,7 @@ export class Runtime {
       const acceptedFault = this.faults.hit("command.accepted");
       if (acceptedFault) await acceptedFault;
 
-      const stamped = await stampPublished(this.journal, address, decision);
+      const stamped = await stampPublished(this.journal, decision);
       decision = stamped.decision;
       const events = decision.events ?? [];
       let nextState = activation.state;
@@ -305,7 +305,7 @@ export class Runtime {
         outcome,
         print,
       });
-      if (stamped.counter) commit.checkpoints = [...(commit.checkpoints ?? []), stamped.counter];
+      if (stamped.counters.length > 0) commit.checkpoints = [...(commit.checkpoints ?? []), ...stamped.counters];
 
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");

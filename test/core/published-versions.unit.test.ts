@@ -76,6 +76,23 @@ describe("published events stamped by the runtime", () => {
     expect(Object.values(await publishedVersions(journal)).sort()).toEqual([1, 2, 3, 4]);
   });
 
+  it("counts per source stream (source/aggregateId): two actors publishing for one aggregate share its sequence", async () => {
+    const journal = memoryJournal();
+    const shared = defineActor<null, { type: "Tell" }, { type: "Told" }>({
+      type: "teller",
+      initialState: () => null,
+      evolve: (s) => s,
+      decide: (_c, _s, { id }) => ({
+        publish: [{ eventId: `told:${id}`, type: "Told", source: "notes", aggregateId: "1", payload: {} }],
+      }),
+    });
+    const runtime = new Runtime({ journal, actors: [notes, shared] });
+    await runtime.send("notes/1", { type: "Note", publish: true }, { messageId: "m1" });
+    await runtime.send("teller/a", { type: "Tell" });
+    await runtime.send("teller/b", { type: "Tell" });
+    expect(await publishedVersions(journal)).toEqual({ "notes:1:m1": 1, "told:a": 2, "told:b": 3 });
+  });
+
   it("an explicit aggregateVersion is kept, and not counted", async () => {
     const journal = memoryJournal();
     const runtime = new Runtime({ journal, actors: [notes] });
