@@ -13,6 +13,9 @@ import type {
 } from "../core/decider.js";
 import { type FailureContext, type FlowStep, type PublishStep, type StepContext, stepKey } from "./steps.js";
 
+/** The results of a flow before its first step. */
+type NoResults = Record<never, never>;
+
 /** Where a flow is: not started, running its steps, compensating after a failure, or done. */
 export type FlowStatus = "NotStarted" | "Running" | "Compensating" | "Completed" | "Failed";
 
@@ -75,11 +78,14 @@ const flowEvents: EventSchemas<FlowEvent> = {
  *   .publish("renewed", ({ start }) => ({ type: "SubscriptionRenewed", source: "billing", payload: start }))
  *   .build();
  */
-export function flow<Start extends Typed>(type: string, options: FlowOptions<Start> = {}): FlowBuilder<Start, {}> {
+export function flow<Start extends Typed>(
+  type: string,
+  options: FlowOptions<Start> = {},
+): FlowBuilder<Start, NoResults> {
   if (typeof type !== "string" || type === "" || type.includes("/")) {
     throw new InvalidInputError(`a flow needs a type (a non-empty string without "/"), got ${JSON.stringify(type)}`);
   }
-  return new FlowBuilder<Start, {}>(type, options, [], []);
+  return new FlowBuilder<Start, NoResults>(type, options, [], []);
 }
 
 export interface FlowOptions<Start> {
@@ -101,7 +107,7 @@ export class FlowBuilder<Start extends Typed, R> {
   effect<N extends string, I, Res>(
     name: N,
     effect: EffectType<string, I, Res>,
-    input: (context: StepContext<Start, R>) => I,
+    input: (context: StepContext<Start, R>) => NoInfer<I>,
   ): FlowBuilder<Start, R & { [K in N]: Res }> {
     return this.add({ kind: "effect", name, effect, input: input as (context: never) => unknown });
   }
@@ -140,7 +146,7 @@ export class FlowBuilder<Start extends Typed, R> {
 export class FailureBuilder<Start, R> {
   constructor(readonly steps: readonly FlowStep[]) {}
 
-  effect<I>(name: string, effect: EffectType<string, I>, input: (context: FailureContext<Start, R>) => I) {
+  effect<I>(name: string, effect: EffectType<string, I>, input: (context: FailureContext<Start, R>) => NoInfer<I>) {
     return new FailureBuilder<Start, R>([...this.steps, { kind: "effect", name, effect, input: input as never }]);
   }
 
