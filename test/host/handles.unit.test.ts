@@ -11,8 +11,10 @@ import {
   defineActor,
   InvalidInputError,
   NotRegisteredError,
+  Runtime,
   type SendResult,
 } from "../../src/index.js";
+import { Consumer } from "../../src/messaging/consumer.js";
 import { memoryJournal } from "../../src/testing/index.js";
 
 interface Meter {
@@ -101,6 +103,35 @@ describe("command schemas", () => {
     expect(() => host.runtime.parseAndSend("meter/1", { type: "Nope" })).toThrow(/type/);
     expect((await meters.state("1")).version).toBe(0);
     await host.stop();
+  });
+
+  it("a consumer's route to the actor passes through the same check", async () => {
+    const journal = memoryJournal();
+    const runtime = new Runtime({ journal, actors: [meter] });
+    const consumer = new Consumer({
+      name: "meter-feed",
+      journal,
+      runtime,
+      handler: {
+        kind: "command",
+        route: (event) => ({ address: `meter/${event.aggregateId}`, command: event.payload as Command }),
+      },
+    });
+    const envelope = (eventId: string, payload: unknown) => ({
+      eventId,
+      type: "Metered",
+      source: "feed",
+      aggregateId: "9",
+      occurredAt: new Date(0).toISOString(),
+      correlationId: eventId,
+      causationId: eventId,
+      payload,
+    });
+    await expect(consumer.handle(envelope("e1", { type: "Add", amount: 0 }))).rejects.toThrow(
+      /invalid command for "meter\/9": amount: /,
+    );
+    await consumer.handle(envelope("e2", { type: "Add", amount: 4 }));
+    expect((await runtime.state("meter/9")).state).toEqual({ total: 4 });
   });
 
   it("decide gets the schema's output", async () => {
