@@ -159,15 +159,15 @@ export class Host {
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
-    const wired =
-      options.transport === "journal"
-        ? (this.ownTransport = new JournalTransport({
-            journal: this.journal,
-            clock: this.clock,
-            ...(options.random === undefined ? {} : { random: options.random }),
-            ...(options.logger === undefined ? {} : { logger: options.logger }),
-          }))
-        : options.transport;
+    if (options.transport === "journal") {
+      this.ownTransport = new JournalTransport({
+        journal: this.journal,
+        clock: this.clock,
+        ...(options.random === undefined ? {} : { random: options.random }),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+    }
+    const wired = options.transport === "journal" ? this.ownTransport : options.transport;
     const relay = options.relay === false ? undefined : options.relay;
     const relayTransport = options.relay === false ? undefined : (relay?.transport ?? wired);
     this.relay =
