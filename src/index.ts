@@ -116,9 +116,22 @@ export {
 } from "./core/upcast.js";
 // Effects: handlers, dispatcher, Unknown resolution, reconciliation, provider-side idempotency
 export * from "./effects/index.js";
+// Sequential flows: a list of keyed steps as an ordinary actor
+export {
+  FailureBuilder,
+  type FlowActor,
+  FlowBuilder,
+  type FlowEvent,
+  type FlowOptions,
+  type FlowState,
+  type FlowStatus,
+  flow,
+} from "./flows/flow.js";
+export type { FailureContext, PublishStep, StepContext } from "./flows/steps.js";
 // The host: one process's runtime, dispatcher, relay and consumers from one description; awaiting results
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 export { HostStoppedError, WaitTimeoutError } from "./host/errors.js";
+export type { ActorHandle, CommandsOf, StateOf } from "./host/handles.js";
 export { createHost, Host, type HostConsumer, type HostOptions, type HostOwnership } from "./host/host.js";
 export {
   type ConsoleQueries,
@@ -137,7 +150,6 @@ export { outcomeRecorded } from "./journal/outcome-record.js";
 export { PUBLISHED_READER_SOURCE } from "./journal/published.js";
 // The journal contract (back ends implement it)
 export type * from "./journal/types.js";
-
 // Integration events: outbox relay, transports, consumers, sequencing, dead letters, projections
 export * from "./messaging/index.js";
 // Metrics and traces

@@ -1,3 +1,4 @@
+import type { SchemaLike } from "../base/standard-schema.js";
 import type { Decider, EffectType, MessageOutcome, OutcomeOf, Typed } from "./decider.js";
 import type { SchemaOf } from "./upcast.js";
 
@@ -50,6 +51,13 @@ export interface ActorDefinition<S = unknown, C extends Typed = Typed, E extends
   onRecovered?(state: S, context: { address: string; id: string; version: number }): C[];
   /** Validates a command arriving from outside (HTTP, broker, CLI); throw `InvalidInputError`. */
   parseCommand?(input: unknown): C;
+  /**
+   * A Standard Schema of its commands (zod, valibot, arktype): every command sent to it (by
+   * `send`, a handle, a consumer's route, another actor's message) is checked against it before
+   * `decide` runs, and refused with `InvalidInputError` naming the field; `decide` gets the
+   * schema's output. Outcomes and fired timers (`oncely.*`) are the runtime's and never checked.
+   */
+  commands?: SchemaLike<C>;
 }
 
 /** Schema of every event type of an actor. */

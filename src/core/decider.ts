@@ -54,7 +54,12 @@ export interface PublishRequest {
   /** Producing bounded context, e.g. `payment`. */
   source: string;
   aggregateId: string;
-  /** Set when the producer's stream is ordered; enables sequenced consumers. */
+  /**
+   * The event's position in its actor's sequence of published events, what a sequenced consumer
+   * orders by. Leave it out: the runtime stamps 1, 2, 3, … per `source/aggregateId` with no holes, in
+   * the commit that publishes (see `core/published-versions.ts`). Given, it is kept as is (an
+   * actor numbers all of its publishes itself, or none).
+   */
   aggregateVersion?: number;
   /** Version of the payload's shape (default 1); consumers upcast older ones (see `Consumer`'s `upcast`). */
   schemaVersion?: number;

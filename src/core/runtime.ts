@@ -19,6 +19,7 @@ import { newOutboxRow } from "../journal/rows.js";
 import type {
   Commit,
   CommitResult,
+  ConsumerStateReader,
   EventRecord,
   EventStore,
   InboxReader,
@@ -32,6 +33,7 @@ import { commandSpan, timedCommit, traceCarrier, traceField } from "../observabi
 import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
+import { checkCommand } from "./command-schema.js";
 import {
   type Decision,
   finalOutcome,
@@ -45,6 +47,7 @@ import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
 import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
+import { stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
 import { SliceGate } from "./slice-gate.js";
@@ -58,6 +61,7 @@ import { checkSchemas, currentVersion } from "./upcast.js";
  * outcome finished).
  */
 export type RuntimeJournal = Pick<EventStore, "commit" | "readStream" | "streamVersion" | "latestSnapshot"> &
+  Pick<ConsumerStateReader, "getCheckpoint"> &
   InboxReader &
   Pick<OutboxReader, "getOutbox">;
 
@@ -214,6 +218,7 @@ export class Runtime {
     const { messageId, causationId, correlationId } = options;
     assertStorableText("unstorable text in a command", { address, messageId, causationId, correlationId });
     const definition = this.definition(address);
+    command = checkCommand(definition, address, command) as C;
     // Routed outcomes are exempt: the first final outcome of a key wins, whatever a later one says.
     const print = messageId === undefined || isRoutedOutcome(command) ? undefined : commandPrint(command, messageId);
     const slice = sliceOfAddress(address, this.ownership.sliceCount);
@@ -337,6 +342,8 @@ export class Runtime {
       const acceptedFault = this.faults.hit("command.accepted");
       if (acceptedFault) await acceptedFault;
 
+      const stamped = await stampPublished(this.journal, decision);
+      decision = stamped.decision;
       const events = decision.events ?? [];
       let nextState = activation.state;
       for (const event of events) nextState = definition.evolve(nextState, event);
@@ -353,6 +360,7 @@ export class Runtime {
       });
       const token = this.ownership.fence(slice);
       if (token !== undefined) commit.checkpoints = [fenceCheckpoint(slice, token)];
+      if (stamped.counters.length > 0) commit.checkpoints = [...(commit.checkpoints ?? []), ...stamped.counters];
 
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
@@ -374,7 +382,11 @@ export class Runtime {
         ) {
           throw this.fencedOut(address, slice, token, error.actual);
         }
-        if (error instanceof VersionConflictError || error instanceof DuplicateMessageError) {
+        if (
+          error instanceof VersionConflictError ||
+          error instanceof DuplicateMessageError ||
+          error instanceof CheckpointConflictError // a publish count another commit advanced first
+        ) {
           this.stats.conflicts++;
           actorMetrics(this.metrics, definition.type).conflicts.inc();
           // Two hosts of one actor that retry in lockstep can starve each other; a random

@@ -1,24 +1,10 @@
 import { IdempotencyKeyReusedError, InvalidInputError } from "../base/errors.js";
+import { type Parser, parseWith, type SchemaLike } from "../base/standard-schema.js";
+
+export type { Parser, SchemaLike };
+
 import type { EffectRequest, EffectType } from "../core/decider.js";
 import type { DefiniteResult, EffectPolicy, LookupResult, MatchedLookup, RunContext, RunResult } from "./types.js";
-
-/**
- * A schema that validates synchronously, as Standard Schema describes it (zod 3.24+ and 4,
- * valibot, arktype implement it), so oncely needs no schema library's types.
- */
-export interface SchemaLike<T> {
-  readonly "~standard": {
-    validate(value: unknown): SchemaResult<T> | Promise<SchemaResult<T>>;
-    readonly types?: { readonly input: unknown; readonly output: T } | undefined;
-  };
-}
-type PathSegment = PropertyKey | { readonly key: PropertyKey };
-type SchemaResult<T> =
-  | { readonly value: T; readonly issues?: undefined }
-  | { readonly issues: readonly { readonly message: string; readonly path?: readonly PathSegment[] | undefined }[] };
-
-/** How a declared effect reads its input or result: a schema, or a function that returns it or throws. */
-export type Parser<T> = SchemaLike<T> | ((raw: unknown) => T);
 
 /** What a lookup gets: the call's abort signal and the input the effect was requested with. */
 export interface LookupContext<I> {
@@ -187,24 +173,3 @@ export function defineEffect<I, R, K extends string>(
   };
   return spec.run ? declared.implement({ ...spec, run: spec.run }) : declared;
 }
-
-function parseWith<T>(parser: Parser<T> | undefined, raw: unknown, what: string): T {
-  if (parser === undefined) return raw as T;
-  if (typeof parser === "function") {
-    try {
-      return parser(raw);
-    } catch (error) {
-      throw new InvalidInputError(`invalid ${what}`, [error instanceof Error ? error.message : String(error)]);
-    }
-  }
-  const checked = parser["~standard"].validate(raw);
-  if (checked instanceof Promise) throw new InvalidInputError(`the schema of the ${what} must validate synchronously`);
-  if (!checked.issues) return checked.value;
-  throw new InvalidInputError(
-    `invalid ${what}`,
-    checked.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`),
-  );
-}
-
-const pathText = (path: readonly PathSegment[] | undefined): string =>
-  path?.length ? path.map((s) => String(typeof s === "object" ? s.key : s)).join(".") : "(root)";

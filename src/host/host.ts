@@ -16,11 +16,13 @@ import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
 import { messagingMetrics } from "../messaging/metrics.js";
 import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
+import { JournalTransport } from "../messaging/transports/journal.js";
 import { SliceLeaseManager } from "../ownership/lease-manager.js";
 import { CommandRouter, type CommandRouterOptions, type RoutedResult } from "../ownership/router.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
+import { type ActorHandle, actorHandle, type CommandsOf, type StateOf } from "./handles.js";
 import { TrackedTransport } from "./tracked-transport.js";
 
 /** What every component of a host shares; given once, passed to each. */
@@ -68,8 +70,17 @@ export interface HostOptions {
   runtime?: Omit<RuntimeOptions, Shared | "actors">;
   /** Dispatcher tuning (batch size, concurrency, poll, default policy, message retries). */
   dispatcher?: Omit<DispatcherOptions, Shared | "runtime" | "handlers" | "owner">;
-  /** Publish integration events from the outbox to `transport`; no relay when absent. */
-  relay?: Omit<RelayOptions, Shared | "owner">;
+  /**
+   * Where integration events travel: a relay publishes the outbox's events to it, and every
+   * consumer without a transport of its own subscribes to it. `"journal"`: the durable embedded
+   * transport on this host's journal (`JournalTransport`); or a transport (`natsTransport(...)`).
+   */
+  transport?: Transport | "journal";
+  /**
+   * Relay tuning (its transport is `transport` unless given here); `false`: no relay in this
+   * process (it only consumes). Without `transport` or a relay transport, no relay runs.
+   */
+  relay?: (Omit<RelayOptions, Shared | "owner" | "transport"> & { transport?: Transport }) | false;
   consumers?: HostConsumer[];
   /**
    * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
@@ -132,6 +143,7 @@ export class Host {
   readonly ownership: Ownership | undefined;
   private readonly leases: SliceLeaseManager | undefined;
   readonly consumers: readonly Consumer[];
+  private readonly actors: readonly AnyActor[];
   private readonly signal: CommitSignal;
   private readonly awaiter: Awaiter;
   private readonly clock: Clock;
@@ -148,11 +160,14 @@ export class Host {
   private running: { consumer: Consumer; subscription: Subscription }[] | undefined;
   private readonly gapWatches: GapWatch[] = [];
   private stopped: Promise<void> | undefined;
+  /** The journal transport `transport: "journal"` made: the host's to close, unlike one given to it. */
+  private ownTransport: JournalTransport | undefined;
 
   constructor(options: HostOptions) {
     if (!options.journal) throw new InvalidInputError("createHost needs a journal");
     if (!Array.isArray(options.actors))
       throw new InvalidInputError("createHost needs actors: an array of actor definitions");
+    this.actors = options.actors;
     const ids = options.ids ?? randomIds;
     this.name = options.name ?? `host-${ids.next()}`;
     this.clock = options.clock ?? systemClock;
@@ -210,17 +225,35 @@ export class Host {
       owner: `${this.name}/dispatcher`,
       handlers: options.handlers ?? [],
     });
+    if (options.transport === "journal") {
+      this.ownTransport = new JournalTransport({
+        journal: this.journal,
+        clock: this.clock,
+        ...(options.random === undefined ? {} : { random: options.random }),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+    }
+    const wired = options.transport === "journal" ? this.ownTransport : options.transport;
+    const relay = options.relay === false ? undefined : options.relay;
+    const relayTransport = options.relay === false ? undefined : (relay?.transport ?? wired);
     this.relay =
-      options.relay &&
-      new Relay({ ...messaging, ...options.relay, ...shared, ...ownership, owner: `${this.name}/relay` });
+      relayTransport &&
+      new Relay({
+        ...messaging,
+        ...relay,
+        transport: relayTransport,
+        ...shared,
+        ...ownership,
+        owner: `${this.name}/relay`,
+      });
     const hostEvery = options.gapCheckEveryMs ?? HOST_DEFAULTS.gapCheckEveryMs;
     if (hostEvery !== false) positiveMs("createHost gapCheckEveryMs", hostEvery);
     const consumers: Consumer[] = [];
     for (const consumer of options.consumers ?? []) {
-      const transport = consumer.transport ?? options.relay?.transport;
+      const transport = consumer.transport ?? wired ?? relay?.transport;
       if (!transport) {
         throw new InvalidInputError(
-          `consumer "${consumer.name}" has no transport: give it one, or give the host a relay`,
+          `consumer "${consumer.name}" has no transport: give it one, or give the host a transport`,
         );
       }
       const commands = this.router ? { commands: this.router } : {};
@@ -280,9 +313,18 @@ export class Host {
       await this.dispatcher.stop();
       await this.relay?.stop();
       await this.leases?.stop();
+      await this.ownTransport?.close();
       this.runtime.close();
     })();
     return this.stopped;
+  }
+
+  /**
+   * A typed handle on one of this host's actors: `send(id, command)` takes only its commands,
+   * `state(id)` and `waitFor(id, predicate)` know its state (see `ActorHandle`).
+   */
+  actor<A extends AnyActor>(definition: A): ActorHandle<StateOf<A>, CommandsOf<A>> {
+    return actorHandle(this, this.actors, definition);
   }
 
   /**
