@@ -117,7 +117,7 @@ class Network implements WorkerNetwork {
 
   constructor(
     readonly name: string,
-    private readonly block: number,
+    block: number,
     index: number,
   ) {
     this.exec = ["ip", "netns", "exec", name];
