@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { startTcpForwarder, type TcpForwarder } from "./tcp-forwarder.js";
@@ -100,9 +100,16 @@ export async function createPartitionLab(workers: number): Promise<PartitionLab>
     for (const network of networks) await network.destroy();
     throw error;
   }
+  // A process that exits without awaiting close() (a test runner tearing down a timed-out test, an
+  // uncaught error) still removes its namespaces and stops what runs inside them, synchronously.
+  const onExit = () => {
+    for (const network of networks) network.destroySync();
+  };
+  process.once("exit", onExit);
   return {
     networks,
     close: async () => {
+      process.off("exit", onExit);
       for (const network of networks) await network.destroy();
     },
   };
@@ -215,6 +222,18 @@ class Network implements WorkerNetwork {
     await ip(["netns", "del", this.name]).catch((error: unknown) => {
       process.stderr.write(`partition lab: could not delete namespace ${this.name}: ${describe(error)}\n`);
     });
+  }
+
+  destroySync(): void {
+    if (!this.created) return;
+    this.created = false;
+    try {
+      const pids = execFileSync("ip", ["netns", "pids", this.name], { encoding: "utf8" }).split(/\s+/);
+      for (const pid of pids.filter((p) => /^\d+$/.test(p))) process.kill(Number(pid), "SIGKILL");
+      execFileSync("ip", ["netns", "del", this.name]);
+    } catch {
+      // Nothing more can be done while exiting; the next lab removes what is left (removeStaleLabs).
+    }
   }
 
   private inside(args: string[]): Promise<void> {
