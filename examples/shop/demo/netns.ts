@@ -55,6 +55,11 @@ export interface WorkerNetwork {
   isCut(link: LinkName): boolean;
   /** TCP segments retransmitted inside the namespace so far (/proc/net/snmp of the namespace). */
   tcpRetransmits(): Promise<number>;
+  /**
+   * The kernel's counters of `link`: bytes the host end received (what crossed from the worker's
+   * side), and packets the namespace's end dropped (sent into a cut link, vanished).
+   */
+  linkCounters(link: LinkName): Promise<{ hostReceivedBytes: number; namespaceDroppedPackets: number }>;
 }
 
 export interface PartitionLab {
@@ -200,6 +205,13 @@ class Network implements WorkerNetwork {
   async tcpRetransmits(): Promise<number> {
     const snmp = await this.insideOutput(["cat", "/proc/net/snmp"]);
     return tcpCounter(snmp, "RetransSegs");
+  }
+
+  async linkCounters(link: LinkName): Promise<{ hostReceivedBytes: number; namespaceDroppedPackets: number }> {
+    const { hostInterface } = this.links[link];
+    const host = await readFile(`/sys/class/net/${hostInterface}/statistics/rx_bytes`, "utf8");
+    const dropped = await this.insideOutput(["cat", `/sys/class/net/${peerName(hostInterface)}/statistics/tx_dropped`]);
+    return { hostReceivedBytes: Number(host.trim()), namespaceDroppedPackets: Number(dropped.trim()) };
   }
 
   async destroy(): Promise<void> {

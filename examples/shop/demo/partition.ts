@@ -35,11 +35,19 @@ export interface PartitionRecord extends PartitionCut {
   atCut: { placed: number; terminal: number };
   atHeal: { placed: number; terminal: number };
   /**
-   * Bytes the worker's side of the link delivered to the service's forwarder while it was cut
-   * (counted from 200 ms after the cut, so nothing already in the host's buffers counts): 0 for a
+   * Bytes that crossed the link from the worker's side while it was cut (the kernel's count on the
+   * host end, not the forwarder's, which may still be reading what arrived before the cut): 0 for a
    * real cut.
    */
   bytesWhileCut: number;
+  /** Packets the worker's end of the link dropped while cut: what it sent that vanished. */
+  packetsDroppedWhileCut: number;
+  /**
+   * Bytes the service answered on the worker's connections while cut, which the link could not carry
+   * (they wait in the host's socket buffers). A worker whose every connection awaited an answer at
+   * the cut sends nothing more (no retransmit, no drop on its side), and shows up here instead.
+   */
+  answersHeldWhileCut: number;
   /** Bytes delivered after the heal until the end of the run: above 0 when the worker came back. */
   bytesAfterHeal: number;
   /** The forwarder's total at the heal (bytesAfterHeal counts from it). */
@@ -92,21 +100,22 @@ export async function runPartitions(
       await sleep(startedAt + cut.atMs - Date.now());
       const retransmitsBefore = await network.tcpRetransmits();
       await network.cut(cut.link);
+      const countersAtCut = await network.linkCounters(cut.link);
+      const answeredAtCut = forwarder.stats.bytesOut;
       const cutAtMs = Date.now() - startedAt;
       const atCut = progress();
       onEvent(
         `${(cutAtMs / 1000).toFixed(1)} s: worker ${cut.worker + 1} cut off from ${cut.link} (${atCut.placed} placed, ${atCut.terminal} ended)`,
       );
-      await sleep(200);
-      const bytesAtCut = forwarder.stats.bytesIn;
-      await sleep(cut.forMs - 200);
+      await sleep(startedAt + cut.atMs + cut.forMs - Date.now());
+      const countersAtHeal = await network.linkCounters(cut.link);
       const bytesAtHeal = forwarder.stats.bytesIn;
       const retransmitsWhileCut = (await network.tcpRetransmits()) - retransmitsBefore;
       await network.heal(cut.link);
       const healedAtMs = Date.now() - startedAt;
       const atHeal = progress();
       onEvent(
-        `${(healedAtMs / 1000).toFixed(1)} s: worker ${cut.worker + 1} healed from ${cut.link} (${atHeal.placed} placed, ${atHeal.terminal} ended; ${retransmitsWhileCut} TCP retransmits in its namespace while cut)`,
+        `${(healedAtMs / 1000).toFixed(1)} s: worker ${cut.worker + 1} healed from ${cut.link} (${atHeal.placed} placed, ${atHeal.terminal} ended; ${retransmitsWhileCut} TCP retransmits in its namespace and ${countersAtHeal.namespaceDroppedPackets - countersAtCut.namespaceDroppedPackets} packets dropped on the link while cut)`,
       );
       const record: PartitionRecord = {
         ...cut,
@@ -114,7 +123,9 @@ export async function runPartitions(
         healedAtMs,
         atCut,
         atHeal,
-        bytesWhileCut: bytesAtHeal - bytesAtCut,
+        bytesWhileCut: countersAtHeal.hostReceivedBytes - countersAtCut.hostReceivedBytes,
+        answersHeldWhileCut: forwarder.stats.bytesOut - answeredAtCut,
+        packetsDroppedWhileCut: countersAtHeal.namespaceDroppedPackets - countersAtCut.namespaceDroppedPackets,
         // Filled in at the end of the run (`settlePartitionRecords`).
         bytesAfterHeal: 0,
         bytesAtHeal,

@@ -109,7 +109,7 @@ function partitionLines(result: DemoResult): string[] {
   for (const p of result.partitions) {
     lines.push(
       `  worker ${p.worker + 1} cut off from ${p.link} at ${(p.cutAtMs / 1000).toFixed(1)} s (${p.atCut.placed} placed, ${p.atCut.terminal} ended), healed at ${(p.healedAtMs / 1000).toFixed(1)} s (${p.atHeal.placed} placed, ${p.atHeal.terminal} ended)`,
-      `    while cut: ${p.retransmitsWhileCut} TCP retransmits in its namespace, ${p.bytesWhileCut} bytes reached ${p.link}; after the heal: ${p.bytesAfterHeal} bytes`,
+      `    while cut: ${p.retransmitsWhileCut} TCP retransmits in its namespace, ${p.packetsDroppedWhileCut} packets dropped on the link, ${p.bytesWhileCut} bytes crossed it; after the heal: ${p.bytesAfterHeal} bytes reached ${p.link}`,
     );
   }
   return lines;
