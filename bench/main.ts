@@ -5,6 +5,7 @@ import { benchEffects } from "./effects.js";
 import { benchEvents } from "./events.js";
 import { benchJournal } from "./journal.js";
 import { benchLongGap } from "./long-gap.js";
+import { benchScale } from "./scale.js";
 import { benchWorkflow } from "./workflow.js";
 import { benchHost } from "./workflow-host.js";
 import { benchPeers } from "./workflow-peers.js";
@@ -29,6 +30,7 @@ const sections: {
   { name: "replay", run: benchCommitReplay },
   { name: "steps", run: benchCommitSteps, onlyWhenNamed: true },
   { name: "peers", run: benchPeers, onlyWhenNamed: true },
+  { name: "scale", run: benchScale, onlyWhenNamed: true },
 ];
 
 const print = (line: string) => process.stdout.write(`${line}\n`);

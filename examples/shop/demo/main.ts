@@ -97,6 +97,10 @@ const program = new Command()
   .option("--kills <n>", "most worker kills in the run (default: the fault level's)", integer("--kills", 0, 10_000))
   .option("--duration <s>", "stop placing new orders after this many seconds", integer("--duration", 1, 86_400))
   .option(
+    "--partition",
+    "workers on network namespaces of their own (root, iproute2; needs --db or --chaos): the last one is cut off from PostgreSQL for 6 s, then from NATS for 6 s, each healed; needs root",
+  )
+  .option(
     "--chaos",
     "chaos run defaults: 3 workers, up to 20 kills, PostgreSQL (postgres://postgres@127.0.0.1:5432/test unless --db), NATS, connection restarts every 2 s",
   )
@@ -117,6 +121,7 @@ const opts = program.opts<{
   duration?: number;
   kills?: number;
   chaos?: boolean;
+  partition?: boolean;
   cancelRate: number;
   outOfStockRate: number;
   shortShipRate: number;
@@ -129,6 +134,10 @@ if (opts.chaos) {
   opts.db ??= "postgres://postgres@127.0.0.1:5432/test";
   if (defaulted("transport")) opts.transport = "nats";
   opts.pgRestartMs ??= 2000;
+}
+if (opts.partition && !opts.db) {
+  process.stderr.write("--partition needs --db postgres://… (or --chaos): a worker is cut off from PostgreSQL\n");
+  process.exit(2);
 }
 if (opts.pgRestartMs !== undefined && !opts.db) {
   process.stderr.write("--pg-restart-ms needs --db postgres://… (there is no connection to restart with SQLite)\n");
@@ -170,6 +179,10 @@ try {
     pgConnectionRestartMs: opts.pgRestartMs,
     durationMs: opts.duration === undefined ? undefined : opts.duration * 1000,
     onProgress,
+    // On a terminal the progress bar owns the line: the cuts are in the final report instead.
+    onPartitionEvent: (line) => {
+      if (!bar) process.stdout.write(`partition: ${line}\n`);
+    },
   });
   bar?.stop();
   process.stdout.write(`${formatResult(result, opts)}\n`);

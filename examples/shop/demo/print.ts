@@ -83,6 +83,10 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   }
   add(`  worker warnings: ${result.workerLog}`);
   add();
+  if (result.partitions.length > 0) {
+    add(...partitionLines(result));
+    add();
+  }
   add(...throughputLines(result));
   add();
   add("Invariants");
@@ -95,6 +99,20 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
   if (result.timedOut) add("Gave up waiting: not every order ended in time.");
   add(r.violated.length === 0 ? "Audit clean." : `Audit FAILED: ${r.violated.join(", ")}`);
   return lines.join("\n");
+}
+
+/** What was cut when (from the start of placing orders), and what the cut worker did meanwhile. */
+function partitionLines(result: DemoResult): string[] {
+  const lines = [
+    "Network partitions (each worker on its own network namespace; a cut drops the link: no reset, no error)",
+  ];
+  for (const p of result.partitions) {
+    lines.push(
+      `  worker ${p.worker + 1} cut off from ${p.link} at ${(p.cutAtMs / 1000).toFixed(1)} s (${p.atCut.placed} placed, ${p.atCut.terminal} ended), healed at ${(p.healedAtMs / 1000).toFixed(1)} s (${p.atHeal.placed} placed, ${p.atHeal.terminal} ended)`,
+      `    while cut: ${p.retransmitsWhileCut} TCP retransmits in its namespace, ${p.packetsDroppedWhileCut} packets dropped on the link, ${p.bytesWhileCut} bytes crossed it; after the heal: ${p.bytesAfterHeal} bytes reached ${p.link}`,
+    );
+  }
+  return lines;
 }
 
 /** Orders/s end to end: wall-clock figures of one run on this machine, so only as steady as the machine. */

@@ -19,7 +19,19 @@ import {
   viewDisagreements,
 } from "./audit.js";
 import { type FaultLevel, faultProfile, incarnationFault, nextKillDelay } from "./faults.js";
+import { createPartitionLab } from "./netns.js";
+import {
+  defaultPartitionPlan,
+  type PartitionCut,
+  type PartitionedWorkers,
+  type PartitionRecord,
+  runPartitions,
+  settlePartitionRecords,
+  throughForwarder,
+  urlTarget,
+} from "./partition.js";
 import { measureThroughput, type Throughput } from "./throughput.js";
+import { type WorkerFigures, workerCpuMs, workerFigures } from "./worker-figures.js";
 import { freePort, WorkerSupervisor } from "./worker-process.js";
 
 /**
@@ -77,6 +89,14 @@ export interface DemoOptions {
    * the rest (the order refunds those lines). Default `DEMO_SHORT_SHIP_RATE`.
    */
   shortShipRate?: number | undefined;
+  /**
+   * Every worker on a network namespace of its own (root and iproute2 needed; PostgreSQL required),
+   * reaching PostgreSQL, NATS and the providers through forwarders on its own links; `true` cuts the
+   * last worker off from PostgreSQL and then from NATS (`defaultPartitionPlan`), a list cuts as told.
+   */
+  partition?: boolean | readonly PartitionCut[] | undefined;
+  /** Each cut and heal as it happens (a line of text). */
+  onPartitionEvent?(line: string): void;
   onProgress?(progress: DemoProgress): void;
 }
 
@@ -126,6 +146,10 @@ export interface DemoResult {
   throughput: Throughput | undefined;
   /** How the client sent orders: one every `arrivalMs` at most, `inFlight` requests at once, `maxOpen` orders unfinished. */
   arrival: { arrivalMs: number; inFlight: number; maxOpen: number };
+  /** The cuts of a partition run, in order; empty without `partition`. */
+  partitions: PartitionRecord[];
+  /** Per worker at the end: CPU since the client started placing, and its counters from GET /metrics. */
+  workerFigures: WorkerFigures[];
 }
 
 const EFFECT_TIMEOUT_MS = 1000;
@@ -156,6 +180,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   if (options.pgConnectionRestartMs !== undefined && !options.db) {
     throw new Error("pgConnectionRestartMs needs a PostgreSQL journal (db)");
   }
+  if (options.partition && !options.db) throw new Error("partition needs a PostgreSQL journal (db)");
   const report = () => options.onProgress?.({ ...progress });
   report();
 
@@ -194,7 +219,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     closers.push(() => email.close());
     const ports: number[] = [];
     for (let i = 0; i < workerCount; i++) ports.push(await freePort());
-    const workerUrls = ports.map((p) => `http://127.0.0.1:${p}`);
+    // A partition run: each worker listens on its own namespace's end of its `app` link.
+    const lab = options.partition ? await createPartitionLab(workerCount) : undefined;
+    if (lab) closers.push(() => lab.close());
+    const workerHosts = ports.map((_, i) => lab?.networks[i]?.links.app.namespaceIp ?? "127.0.0.1");
+    const workerUrls = ports.map((p, i) => `http://${workerHosts[i]}:${p}`);
     // The warehouse calls one worker back; while that one restarts, it retries.
     const shopUrl = workerUrls[0] as string;
     // The workers' credentials: the operator's admin token and the warehouse's webhook secret.
@@ -214,6 +243,33 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       webhook: { timeoutMs: 2000, maxAttempts: 70, backoffMs: 100, maxBackoffMs: 1000 },
     });
     closers.push(() => warehouse.close());
+    // Each worker's view of the services: direct, or through the forwarders on its own links.
+    const partitioned: PartitionedWorkers | undefined = lab && { lab, forwarders: [] };
+    const serviceEnv: Record<string, string>[] = [];
+    for (let i = 0; i < workerCount; i++) {
+      const network = lab?.networks[i];
+      if (!network || !partitioned) {
+        serviceEnv.push({
+          DATABASE_URL: databaseUrl,
+          PAYMENT_URL: payment.url,
+          EMAIL_URL: email.url,
+          WAREHOUSE_URL: warehouse.url,
+          ...(transport === "nats" ? { NATS_URL: natsUrl } : {}),
+        });
+        continue;
+      }
+      const postgres = await network.forward("postgres", urlTarget(databaseUrl, 5432));
+      const nats = transport === "nats" ? await network.forward("nats", urlTarget(natsUrl, 4222)) : undefined;
+      partitioned.forwarders.push({ postgres, nats });
+      const viaApp = async (url: string) => throughForwarder(url, await network.forward("app", urlTarget(url, 80)));
+      serviceEnv.push({
+        DATABASE_URL: throughForwarder(databaseUrl, postgres),
+        PAYMENT_URL: await viaApp(payment.url),
+        EMAIL_URL: await viaApp(email.url),
+        WAREHOUSE_URL: await viaApp(warehouse.url),
+        ...(nats ? { NATS_URL: throughForwarder(natsUrl, nats) } : {}),
+      });
+    }
 
     const killRandom = seededRandom(options.seed * 7919 + 1);
     // One budget for both kinds of kill: arming an incarnation at a fault point spends one up front.
@@ -224,18 +280,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           {
             ...stringEnv(process.env),
             PORT: String(port),
-            HOST: "127.0.0.1",
-            DATABASE_URL: databaseUrl,
-            PAYMENT_URL: payment.url,
-            EMAIL_URL: email.url,
-            WAREHOUSE_URL: warehouse.url,
+            HOST: workerHosts[index] as string,
+            ...serviceEnv[index],
             WAREHOUSE_WEBHOOK_SECRET: webhookSecret,
             ONCELY_ADMIN_TOKEN: adminToken,
             SHOP_URL: workerUrls[index] as string,
             PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
             EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
             TRANSPORT: transport,
-            ...(transport === "nats" ? { NATS_URL: natsUrl } : {}),
             ...(injected
               ? {
                   INTEGRATION_DUPLICATE_RATE: String(injected.duplicateRate),
@@ -255,6 +307,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           workerLog,
           {},
           `demo-worker-${index + 1}`,
+          lab?.networks[index]?.exec,
         ),
     );
     closers.push(() => Promise.all(supervisors.map((w) => w.stop())).then(() => undefined));
@@ -351,6 +404,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const maxOpen = profile.maxOpenOrders;
     let opened = 0;
     const placingFrom = Date.now();
+    const cpuAtStart = new Map(supervisors.map((w) => [w.pid, w.pid === undefined ? 0 : workerCpuMs(w.pid)]));
+    const plan =
+      options.partition === true ? defaultPartitionPlan(workerCount, transport === "nats") : options.partition;
+    let partitionsDone = !partitioned || !plan || plan.length === 0;
+    const partitioner =
+      partitioned && plan && plan.length > 0
+        ? runPartitions(
+            plan,
+            partitioned,
+            placingFrom,
+            () => ({ placed: progress.placed, terminal: progress.terminal }),
+            (line) => options.onPartitionEvent?.(line),
+          ).finally(() => {
+            partitionsDone = true;
+          })
+        : Promise.resolve([] as PartitionRecord[]);
+    // Observed now: a failed cut or heal is reported when the run awaits it, not as an unhandled rejection.
+    partitioner.catch(() => {});
     const placingUntil = options.durationMs === undefined ? Number.POSITIVE_INFINITY : placingFrom + options.durationMs;
     await forEachLimit(requests, inFlight, async (request) => {
       await sleep(placingFrom + request.index * arrivalMs - Date.now());
@@ -386,11 +457,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // Wait for every order to end, acting as operator in the meantime (the poller does that).
     progress.phase = "settling";
     progress.total = placed.length;
-    while (progress.terminal < placed.length && Date.now() < deadline && !failure()) await sleep(200);
+    // A partition run also waits for its last heal: the audit never runs with a link still cut.
+    while ((progress.terminal < placed.length || !partitionsDone) && Date.now() < deadline && !failure()) {
+      await sleep(200);
+    }
     const timedOut = progress.terminal < placed.length;
     doneKilling = true;
     await killer;
     await pgRestarter;
+    const partitionRecords = await partitioner;
     const failed = failure();
     if (failed) throw failed;
     // Late and duplicate webhooks may still be on their way: the audit counts them too.
@@ -427,6 +502,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       email: await getJson(`${email.url}/ledger`),
       warehouse: await getJson(`${warehouse.url}/ledger`),
     };
+    const figures = await workerFigures(
+      supervisors.map((w, i) => ({ pid: w.pid, url: workerUrls[i] as string })),
+      cpuAtStart,
+    );
     for (const supervisor of supervisors) {
       const pid = supervisor.pid;
       await supervisor.stop();
@@ -489,6 +568,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       throughput: measureThroughput(placed, views),
       arrival: { arrivalMs, inFlight, maxOpen },
       cancels: { rate: cancelRate, answers: cancelAnswers },
+      partitions: partitioned ? settlePartitionRecords(partitionRecords, partitioned) : [],
+      workerFigures: figures,
     };
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});

@@ -69,6 +69,11 @@ export class WorkerSupervisor {
     private readonly events: SupervisorEvents = {},
     /** Prefix of the dispatcher's lease owner id: unique per supervised worker. */
     private readonly name = "demo-worker",
+    /**
+     * A command the worker's node runs under, e.g. `ip netns exec <namespace>` (a partition run). It must
+     * exec node in place (ip netns exec does), so the child's pid is the worker's and a kill reaches it.
+     */
+    private readonly prefix: readonly string[] = [],
   ) {
     this.log = createWriteStream(logPath, { flags: "a" });
   }
@@ -90,7 +95,9 @@ export class WorkerSupervisor {
     if (fault) env.ONCELY_FAULT = fault;
     this.log.write(`--- incarnation ${incarnation}${fault ? ` (ONCELY_FAULT=${fault})` : ""} ---\n`);
     // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild that a SIGKILL of the CLI would orphan.
-    const child = spawn(process.execPath, [...workerNodeArgs(this.env), "--import", "tsx", WORKER], {
+    const nodeArgs = [...workerNodeArgs(this.env), "--import", "tsx", WORKER];
+    const [command, ...args] = [...this.prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
+    const child = spawn(command, args, {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });

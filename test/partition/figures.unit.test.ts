@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { parseScaleArgs } from "../../bench/scale.js";
+import { tcpCounter } from "../../examples/shop/demo/netns.js";
+import { sumMetric } from "../../examples/shop/demo/worker-figures.js";
+
+describe("the figures the partition runs and the scale bench read", () => {
+  it("sums every series of one metric in a Prometheus exposition, and no other metric sharing its prefix", () => {
+    const text = [
+      "# HELP oncely_version_conflicts_total Commits refused",
+      "# TYPE oncely_version_conflicts_total counter",
+      'oncely_version_conflicts_total{actor="order"} 3',
+      'oncely_version_conflicts_total{actor="payment"} 4',
+      "oncely_version_conflicts_total_extra 100",
+      "oncely_commands_total 9",
+    ].join("\n");
+    expect(sumMetric(text, "oncely_version_conflicts_total")).toBe(7);
+    expect(sumMetric(text, "oncely_commands_total")).toBe(9);
+    expect(sumMetric(text, "absent")).toBe(0);
+  });
+
+  it("reads a Tcp counter of /proc/net/snmp by its header", () => {
+    const snmp = [
+      "Ip: Forwarding DefaultTTL",
+      "Ip: 2 64",
+      "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors",
+      "Tcp: 1 200 120000 -1 2 0 0 0 1 4 8 12 0 0 0",
+    ].join("\n");
+    expect(tcpCounter(snmp, "RetransSegs")).toBe(12);
+    expect(() => tcpCounter(snmp, "Nope")).toThrow(/no Tcp Nope/);
+  });
+
+  it("takes any list of worker counts, and refuses what is not one", () => {
+    expect(parseScaleArgs(["scale", "--workers", "1,2,4", "--orders", "50"])).toMatchObject({
+      workers: [1, 2, 4],
+      orders: 50,
+      transport: "nats",
+    });
+    expect(parseScaleArgs([]).workers).toEqual([1, 2, 3]);
+    expect(() => parseScaleArgs(["--workers", "1,x"])).toThrow(/--workers/);
+    expect(() => parseScaleArgs(["--transport", "kafka"])).toThrow(/--transport/);
+    expect(() => parseScaleArgs(["--db", "mysql://x"])).toThrow(/--db/);
+  });
+});
