@@ -216,6 +216,15 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
     views: SHOP_SUBJECTS,
     timeline: SHOP_SUBJECTS,
   };
+  // The events this process's actors publish go to its consumers at commit, and to the transport
+  // for everyone else and for recovery (see `Relay.handOverTo`): no claim, no log read between two contexts.
+  relay.handOverTo(
+    runtime,
+    (Object.entries(consumers) as [keyof typeof consumers, Consumer][]).map(([name, consumer]) => ({
+      consumer,
+      subjects: subjects[name],
+    })),
+  );
   const deadLetters = new DeadLetters(journal, { consumers: Object.values(consumers), clock });
   let subscriptions: Subscription[] = [];
   let stopGapWatch: (() => void) | undefined;

@@ -48,8 +48,13 @@ export interface HostOptions {
   runtime?: Omit<RuntimeOptions, Shared | "actors">;
   /** Dispatcher tuning (batch size, concurrency, poll, default policy, message retries). */
   dispatcher?: Omit<DispatcherOptions, Shared | "runtime" | "handlers" | "owner">;
-  /** Publish integration events from the outbox to `transport`; no relay when absent. */
-  relay?: Omit<RelayOptions, Shared | "owner">;
+  /**
+   * Publish integration events from the outbox to `transport`; no relay when absent. The events
+   * this host's actors publish are handed over at commit (see `Relay.handOverTo`): given in memory
+   * to this host's consumers that subscribe to the relay's transport, and published with no
+   * claim; `handOver: false` leaves every event to the relay's claim.
+   */
+  relay?: Omit<RelayOptions, Shared | "owner"> & { handOver?: boolean };
   consumers?: HostConsumer[];
   /**
    * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
@@ -165,6 +170,13 @@ export class Host {
       });
     }
     this.consumers = consumers;
+    if (this.relay && options.relay && options.relay.handOver !== false) {
+      const relayTransport = options.relay.transport;
+      const local = this.subscriptions
+        .filter(({ options: own }) => (own.transport ?? relayTransport) === relayTransport)
+        .map(({ consumer, options: own }) => ({ consumer, subjects: own.subjects }));
+      this.relay.handOverTo(this.runtime, local);
+    }
     this.awaiter = new Awaiter({
       signal: this.signal,
       runtime: this.runtime,
