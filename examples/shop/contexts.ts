@@ -51,7 +51,9 @@ import { orderFacts, orderTimeline } from "./views/order-views.js";
  * ```
  *
  * Every actor runs on the one runtime passed in (register `SHOP_ACTORS` on it); the relay
- * publishes the outbox's event rows to the transport on `shop.<source>.<type>`; one durable
+ * publishes the outbox's event rows to the transport on `shop.<source>.<type>`, and hands the
+ * events of this process's commits to its consumers at commit (the durable copy is settled from
+ * memory, see `Relay.handOverTo`); one durable
  * consumer per context subscribes to one wildcard subject (NATS 2.9 allows one filter per
  * durable) and filters by type.
  */

@@ -57,6 +57,11 @@ export interface RelayOptions {
  * again with the same eventId. That is harmless: the broker dedups by eventId (`Nats-Msg-Id`
  * within its window) and every consumer dedups in its inbox.
  *
+ * With `handOverTo(runtime, consumers)` the rows that runtime commits skip the claim: they are
+ * inserted leased to this relay, given to the local consumers in memory and published when the
+ * commit returns (see `EventHandOver` for its paths, order and failure windows); the claim stays
+ * for every other row.
+ *
  * @example
  * const relay = new Relay({ journal, transport, subjectPrefix: "shop" });
  * relay.start(); // ... await relay.stop();
