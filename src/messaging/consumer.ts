@@ -168,6 +168,8 @@ export class Consumer implements HandOverTarget {
     handedOver: 0,
     /** Durable copies of handed-over events settled from memory, with no read (not counted as duplicates). */
     copiesSettled: 0,
+    /** Handed-over events whose handling failed, left to their durable copy. */
+    handOverFailures: 0,
   };
 
   constructor(options: ConsumerOptions) {
@@ -287,7 +289,7 @@ export class Consumer implements HandOverTarget {
    * and beside its durable copy. The envelope never left the process (it comes from this
    * process's own commit), so it is not verified here; the copy the transport delivers is the
    * signed one. Resolves true once handled (applied, a duplicate or passed over), false otherwise:
-   * a failure is logged at debug and left to the durable copy, which gets the retries, the dead
+   * a failure is counted (`stats.handOverFailures`, outcome `hand-over-failed`), logged at debug and left to the durable copy, which gets the retries, the dead
    * letter and the counts of any delivery; a sequenced version parked behind a gap is released by
    * its predecessor as usual. Never throws.
    *
@@ -307,6 +309,9 @@ export class Consumer implements HandOverTarget {
         return result.outcome !== "parked";
       },
       (error: unknown) => {
+        // Counted and logged; the warnings, retries and dead letter are the durable copy's.
+        this.stats.handOverFailures++;
+        this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-failed" });
         this.logger.debug(
           { consumer: this.name, eventId: envelope.eventId, err: error },
           "handed-over event not handled; its durable copy will be",
