@@ -24,7 +24,7 @@ import { deadLetterReason, heldMessage, messageHash, requireSameMessage, version
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
 import { commitGapSkip } from "./gap-skip.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
-import { type DurableCopy, HandedOverCopies, type HandOverTarget } from "./handed-over.js";
+import { type DurableCopy, HAND_OVER_CONCURRENCY, HandedOverCopies, type HandOverTarget } from "./handed-over.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
 import { AuthenticityError, bodyFingerprint, type Verifier } from "./signing.js";
@@ -154,6 +154,8 @@ export class Consumer implements HandOverTarget {
   private readonly releaseFailures = new Map<string, number>();
   /** Events handed over at commit whose durable copy has not arrived yet (see `handOver`). */
   private readonly handedOver = new HandedOverCopies();
+  /** Handed-over events being handled now (at most `HAND_OVER_CONCURRENCY`). */
+  private handingOver = 0;
   readonly gaps: GapMonitor;
   readonly stats = {
     applied: 0,
@@ -295,8 +297,15 @@ export class Consumer implements HandOverTarget {
    *
    * The durable copy (same message id, same body) is then settled from memory once this handling
    * has: no journal read for it, and never two handlings of one event at once in this process.
+   * Past `HAND_OVER_CONCURRENCY` handlings at once, an event is declined (resolves false, counted
+   * as `hand-over-declined`) and its durable copy handled as any delivery.
    */
   handOver(envelope: Envelope, copy: DurableCopy): Promise<boolean> {
+    if (this.handingOver >= HAND_OVER_CONCURRENCY) {
+      this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-declined" });
+      return Promise.resolve(false);
+    }
+    this.handingOver++;
     const handled = consumeSpan(
       this.name,
       envelope,
@@ -319,6 +328,7 @@ export class Consumer implements HandOverTarget {
         return false;
       },
     );
+    void handled.finally(() => this.handingOver--);
     this.handedOver.remember(copy, handled);
     return handled;
   }

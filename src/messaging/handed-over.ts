@@ -20,6 +20,13 @@ export interface HandOverTarget {
   handOver(envelope: Envelope, copy: DurableCopy): Promise<boolean>;
 }
 
+/**
+ * Handed-over events a consumer handles at once; past it, an event is left to its durable copy,
+ * whose transport bounds its handling (`SubscribeOptions.concurrency`). Without a bound, a burst
+ * of commits starts as many handlings at once, and on a starved machine leases run out under them.
+ */
+export const HAND_OVER_CONCURRENCY = 64;
+
 /** Default bound of the copies a consumer remembers (oldest forgotten first). */
 export const HANDED_OVER_MEMORY = 10_000;
 
