@@ -51,7 +51,9 @@ import { orderFacts, orderTimeline } from "./views/order-views.js";
  * ```
  *
  * Every actor runs on the one runtime passed in (register `SHOP_ACTORS` on it); the relay
- * publishes the outbox's event rows to the transport on `shop.<source>.<type>`; one durable
+ * publishes the outbox's event rows to the transport on `shop.<source>.<type>`, and hands the
+ * events of this process's commits to its consumers at commit (the durable copy is settled from
+ * memory, see `Relay.handOverTo`); one durable
  * consumer per context subscribes to one wildcard subject (NATS 2.9 allows one filter per
  * durable) and filters by type.
  */
@@ -226,6 +228,15 @@ export function createShopContexts(options: ShopContextsOptions): ShopContexts {
     views: SHOP_SUBJECTS,
     timeline: SHOP_SUBJECTS,
   };
+  // The events this process's actors publish go to its consumers at commit, and to the transport
+  // for everyone else and for recovery (see `Relay.handOverTo`): no claim, no log read between two contexts.
+  relay.handOverTo(
+    runtime,
+    (Object.entries(consumers) as [keyof typeof consumers, Consumer][]).map(([name, consumer]) => ({
+      consumer,
+      subjects: subjects[name],
+    })),
+  );
   const deadLetters = new DeadLetters(journal, { consumers: Object.values(consumers), clock });
   let subscriptions: Subscription[] = [];
   let stopGapWatch: (() => void) | undefined;

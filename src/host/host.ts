@@ -78,9 +78,12 @@ export interface HostOptions {
   transport?: Transport | "journal";
   /**
    * Relay tuning (its transport is `transport` unless given here); `false`: no relay in this
-   * process (it only consumes). Without `transport` or a relay transport, no relay runs.
+   * process (it only consumes). Without `transport` or a relay transport, no relay runs. The events
+   * this host's actors publish are handed over at commit (see `Relay.handOverTo`): given in memory
+   * to this host's consumers that subscribe to the relay's transport, and published with no
+   * claim; `handOver: false` leaves every event to the relay's claim.
    */
-  relay?: (Omit<RelayOptions, Shared | "owner" | "transport"> & { transport?: Transport }) | false;
+  relay?: (Omit<RelayOptions, Shared | "owner" | "transport"> & { transport?: Transport; handOver?: boolean }) | false;
   consumers?: HostConsumer[];
   /**
    * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
@@ -267,6 +270,12 @@ export class Host {
       });
     }
     this.consumers = consumers;
+    if (this.relay && relay?.handOver !== false) {
+      const local = this.subscriptions
+        .filter(({ options: own }) => (own.transport ?? wired ?? relay?.transport) === relayTransport)
+        .map(({ consumer, options: own }) => ({ consumer, subjects: own.subjects }));
+      this.relay.handOverTo(this.runtime, local);
+    }
     this.awaiter = new Awaiter({
       journal: this.journal,
       signal: this.signal,

@@ -32,6 +32,7 @@ import { deadLetterReason, heldMessage, messageHash, requireSameMessage, version
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
 import { commitGapSkip } from "./gap-skip.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
+import { type DurableCopy, HAND_OVER_CONCURRENCY, HandedOverCopies, type HandOverTarget } from "./handed-over.js";
 import type { ConsumerHandler, HandleResult, ProjectTools } from "./handlers.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
 import { AuthenticityError, bodyFingerprint, type Verifier } from "./signing.js";
@@ -147,7 +148,7 @@ export const sourceStreamOf = (envelope: Envelope): string => `${envelope.source
  * then commits the consumer's inbox/checkpoint; a crash between the two makes the redelivery
  * reach the actor again, which answers from its inbox. A projection commits everything at once.
  */
-export class Consumer {
+export class Consumer implements HandOverTarget {
   readonly name: string;
   readonly mode: OrderingMode;
   readonly journal: ConsumerJournal;
@@ -177,6 +178,10 @@ export class Consumer {
   private ownership: Promise<void> | undefined;
   /** Failed attempts of parked versions being released, by eventId (see `releaseParked`). */
   private readonly releaseFailures = new Map<string, number>();
+  /** Events handed over at commit whose durable copy has not arrived yet (see `handOver`). */
+  private readonly handedOver = new HandedOverCopies();
+  /** Handed-over events being handled now (at most `HAND_OVER_CONCURRENCY`). */
+  private handingOver = 0;
   readonly gaps: GapMonitor;
   readonly stats = {
     applied: 0,
@@ -187,6 +192,12 @@ export class Consumer {
     backwards: 0,
     deadLetters: 0,
     conflicts: 0,
+    /** Events handed over at commit and handled that way (their outcome is counted above too). */
+    handedOver: 0,
+    /** Durable copies of handed-over events settled from memory, with no read (not counted as duplicates). */
+    copiesSettled: 0,
+    /** Handed-over events whose handling failed, left to their durable copy. */
+    handOverFailures: 0,
   };
 
   constructor(options: ConsumerOptions) {
@@ -260,6 +271,13 @@ export class Consumer {
    * If writing the dead letter itself fails, the error propagates and the transport redelivers.
    */
   async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
+    // The durable copy of an event this process handed over: settled by that handling.
+    const handedOver = this.handedOver.take(delivery.messageId, delivery.body);
+    if (handedOver && (await handedOver)) {
+      this.stats.copiesSettled++;
+      this.metrics.handled.inc({ consumer: this.name, outcome: "copy" });
+      return { kind: "ack" };
+    }
     let envelope: Envelope;
     try {
       envelope = decodeEnvelope(delivery.body);
@@ -293,6 +311,53 @@ export class Consumer {
       );
       return { kind: "nak", delayMs: backoffMs(failures, this.retryBaseMs, this.retryMaxMs) };
     }
+  }
+
+  /**
+   * Handle an event handed over at commit by this process's relay (see `EventHandOver`), before
+   * and beside its durable copy. The envelope never left the process (it comes from this
+   * process's own commit), so it is not verified here; the copy the transport delivers is the
+   * signed one. Resolves true once handled (applied, a duplicate or passed over), false otherwise:
+   * a failure is counted (`stats.handOverFailures`, outcome `hand-over-failed`), logged at debug and left to the durable copy, which gets the retries, the dead
+   * letter and the counts of any delivery; a sequenced version parked behind a gap is released by
+   * its predecessor as usual. Never throws.
+   *
+   * The durable copy (same message id, same body) is then settled from memory once this handling
+   * has: no journal read for it, and never two handlings of one event at once in this process.
+   * Past `HAND_OVER_CONCURRENCY` handlings at once, an event is declined (resolves false, counted
+   * as `hand-over-declined`) and its durable copy handled as any delivery.
+   */
+  handOver(envelope: Envelope, copy: DurableCopy): Promise<boolean> {
+    if (this.handingOver >= HAND_OVER_CONCURRENCY) {
+      this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-declined" });
+      return Promise.resolve(false);
+    }
+    this.handingOver++;
+    const handled = consumeSpan(
+      this.name,
+      envelope,
+      this.metrics,
+      () => this.clock.now(),
+      () => this.handleParsed(envelope),
+    ).then(
+      (result) => {
+        this.stats.handedOver++;
+        return result.outcome !== "parked";
+      },
+      (error: unknown) => {
+        // Counted and logged; the warnings, retries and dead letter are the durable copy's.
+        this.stats.handOverFailures++;
+        this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-failed" });
+        this.logger.debug(
+          { consumer: this.name, eventId: envelope.eventId, err: error },
+          "handed-over event not handled; its durable copy will be",
+        );
+        return false;
+      },
+    );
+    void handled.finally(() => this.handingOver--);
+    this.handedOver.remember(copy, handled);
+    return handled;
   }
 
   /**

@@ -35,7 +35,7 @@ export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
     registry,
     handled: new Counter({
       name: "oncely_consumer_messages_total",
-      help: "Integration events handled by consumers, by outcome (applied, duplicate, parked, dead, retry)",
+      help: "Integration events handled by consumers, by outcome (applied, duplicate, parked, dead, retry; copy: the durable copy of an event handed over at commit, settled from memory; hand-over-failed, hand-over-declined: a handed-over event left to its durable copy)",
       labelNames: ["consumer", "outcome"],
       registers,
     }),

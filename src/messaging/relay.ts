@@ -2,18 +2,20 @@ import { toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
 import { type Faults, noFaults } from "../core/faults.js";
 import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Runtime } from "../core/runtime.js";
 import type { Ownership } from "../core/slices.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
+import { EventHandOver, type LocalConsumer, type PreparedRow } from "./event-hand-over.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
 import type { Signer } from "./signing.js";
 import { subjectFor } from "./subjects.js";
 import { backoffMs, type Transport } from "./transport.js";
 
 /** What a relay uses of the journal: it claims event rows, marks the ones it holds, and wakes on new ones. */
-export type RelayJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox"> &
+export type RelayJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox" | "getOutbox"> &
   Pick<JournalAdmin, "sliceCount">;
 
 export interface RelayOptions {
@@ -66,21 +68,26 @@ export interface RelayOptions {
  * again with the same eventId. That is harmless: the broker dedups by eventId (`Nats-Msg-Id`
  * within its window) and every consumer dedups in its inbox.
  *
+ * With `handOverTo(runtime, consumers)` the rows that runtime commits skip the claim: they are
+ * inserted leased to this relay, given to the local consumers in memory and published when the
+ * commit returns (see `EventHandOver` for its paths, order and failure windows); the claim stays
+ * for every other row.
+ *
  * @example
  * const relay = new Relay({ journal, transport, subjectPrefix: "shop" });
  * relay.start(); // ... await relay.stop();
  */
 export class Relay {
-  private readonly journal: RelayJournal;
+  readonly journal: RelayJournal;
   private readonly transport: Transport;
-  private readonly subjectOf: (envelope: Envelope) => string;
+  readonly subjectOf: (envelope: Envelope) => string;
   private readonly signer: Signer | undefined;
-  private readonly owner: string;
+  readonly owner: string;
   private readonly clock: Clock;
   private readonly faults: Faults;
-  private readonly logger: Logger;
+  readonly logger: Logger;
   private readonly metrics: MessagingMetrics;
-  private readonly leaseMs: number;
+  readonly leaseMs: number;
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly retryBaseMs: number;
@@ -91,8 +98,10 @@ export class Relay {
   private signalled = false;
   readonly stats = { published: 0, failures: 0, invalid: 0 };
   private claims = 0;
-  private readonly random: Random;
+  readonly random: Random;
   private readonly ownership: Ownership | undefined;
+  /** Events handed over at commit (see `handOverTo`), when this relay takes them. */
+  private handOver: { runtime: Runtime; events: EventHandOver } | undefined;
 
   constructor(options: RelayOptions) {
     this.journal = options.journal;
@@ -135,10 +144,79 @@ export class Relay {
       inStreamOrder: true,
       ...(slices === undefined ? {} : { slices }),
     });
-    const results = await Promise.allSettled(rows.map((row) => publishSpan(row, () => this.relayRow(row, lease))));
+    const results = await Promise.allSettled(
+      rows.map((row) =>
+        publishSpan(row, async () => {
+          if (await this.relayRow(row, lease)) this.handOver?.events.settled(row);
+        }),
+      ),
+    );
     const crash = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (crash) throw crash.reason;
+    if (rows.length === 0) await this.forgetSettledReleases();
     return rows.length;
+  }
+
+  /**
+   * Hand this process's integration events over at commit (see `EventHandOver`): once `start()`
+   * is called, every event row `runtime` commits is inserted leased to this relay, given to the
+   * matching `consumers` in memory when the commit returns, and published by this relay, with no
+   * claim in between. `consumers` must subscribe to this relay's transport with these subjects:
+   * the durable copy they receive from it is settled by the hand-over. The claim path stays, for
+   * rows of other processes, of a process that died, and of a publish that failed. Call before
+   * `start()`.
+   */
+  handOverTo(runtime: Runtime, consumers: readonly LocalConsumer[] = []): void {
+    if (this.loop) throw new Error("relay.handOverTo must be called before relay.start()");
+    const events = new EventHandOver(
+      {
+        owner: this.owner,
+        leaseMs: this.leaseMs,
+        journal: this.journal,
+        logger: this.logger,
+        random: this.random,
+        subjectOf: this.subjectOf,
+        prepare: (row) => this.prepare(row),
+        relayRow: (row, lease, prepared) => publishSpan(row, () => this.relayRow(row, lease, prepared)),
+        now: () => this.clock.now(),
+      },
+      consumers,
+    );
+    this.handOver = { runtime, events };
+  }
+
+  /** Counters of the hand-over (zero when this relay takes no events at commit). */
+  get handOverStats(): EventHandOver["stats"] {
+    return this.handOver?.events.stats ?? { handedOver: 0, delivered: 0, released: 0 };
+  }
+
+  /**
+   * Rows this relay released to the claim path after a failed publish, that another relay (or an
+   * operator) settled meanwhile: forgotten, so their streams are handed over again. One point read
+   * each, only while some are held back, and only when a claim found nothing.
+   */
+  private async forgetSettledReleases(): Promise<void> {
+    const events = this.handOver?.events;
+    if (!events) return;
+    for (const released of events.releasedRows) {
+      const row = await this.journal.getOutbox(released.id);
+      if (!row || row.status === "done" || row.status === "dead") events.settled(released);
+    }
+  }
+
+  /** A row's envelope, signed for publishing; or why it cannot be published. */
+  prepare(row: OutboxRow): PreparedRow {
+    let envelope: Envelope;
+    try {
+      envelope = envelopeFromOutbox(row);
+    } catch (error) {
+      return { kind: "invalid", error };
+    }
+    try {
+      return { kind: "ready", envelope, signed: this.signer ? this.signer.sign(envelope) : envelope };
+    } catch (error) {
+      return { kind: "unsigned", error };
+    }
   }
 
   /** Run rounds until a claim comes back empty (what is due now is published). */
@@ -151,30 +229,28 @@ export class Relay {
     }
   }
 
-  private async relayRow(row: OutboxRow, lease: string): Promise<void> {
-    let envelope: Envelope;
-    try {
-      envelope = envelopeFromOutbox(row);
-    } catch (error) {
+  /** Publish one row held under `lease` and mark it; true once it is done (or dead), false when left for a retry. */
+  private async relayRow(row: OutboxRow, lease: string, prepared = this.prepare(row)): Promise<boolean> {
+    if (prepared.kind === "invalid") {
       // Only a bug or a hand-edited row gets here. Marking it dead unblocks the stream behind it
       // and keeps it visible in the outbox (status dead, lastError) for an operator.
       this.stats.invalid++;
-      this.logger.error({ id: row.id, err: error }, "outbox event row is not a valid envelope; marked dead");
+      this.logger.error({ id: row.id, err: prepared.error }, "outbox event row is not a valid envelope; marked dead");
       await this.journal.updateOutbox(
         row.id,
         lease,
-        { status: "dead", lastError: toError(error).message },
+        { status: "dead", lastError: toError(prepared.error).message },
         this.clock.now(),
       );
-      return;
+      return true;
     }
     // A crash here leaves the row leased and unpublished: it is published after the lease expires.
     // Marking it done before publishing would lose it right here.
     const beforePublishFault = this.faults.hit("relay.beforePublish");
     if (beforePublishFault) await beforePublishFault;
     try {
-      const signed = this.signer ? this.signer.sign(envelope) : envelope;
-      await this.transport.publish(signed, this.subjectOf(envelope));
+      if (prepared.kind === "unsigned") throw prepared.error;
+      await this.transport.publish(prepared.signed, this.subjectOf(prepared.envelope));
     } catch (error) {
       this.stats.failures++;
       this.metrics.publishFailures.inc({ relay: this.owner });
@@ -187,7 +263,7 @@ export class Relay {
         { attempts, notBefore: this.clock.now() + delay, lastError: toError(error).message },
         this.clock.now(),
       );
-      return;
+      return false;
     }
     const publishedFault = this.faults.hit("relay.published");
     if (publishedFault) await publishedFault;
@@ -201,6 +277,7 @@ export class Relay {
     this.stats.published++;
     this.metrics.published.inc({ relay: this.owner });
     this.metrics.relayLag.observe({ relay: this.owner }, Math.max(0, this.clock.now() - row.createdAt) / 1000);
+    return true;
   }
 
   /** Relay in the background: wakes on the journal's signal for event rows, polls every `pollMs` as a fallback. */
@@ -208,6 +285,10 @@ export class Relay {
     if (this.loop) return;
     const abort = new AbortController();
     this.abort = abort;
+    if (this.handOver) {
+      this.handOver.events.setActive(true);
+      this.handOver.runtime.handOver(this.handOver.events, true);
+    }
     const unsubscribe = this.journal.onOutbox(() => {
       this.signalled = true;
       this.wake?.();
@@ -248,8 +329,18 @@ export class Relay {
     });
   }
 
+  /**
+   * Stop claiming and taking rows at commit; wait for the publishes in flight. Rows committed
+   * leased to this relay and not yet published stay leased until `lease_until`, then any relay
+   * claims them.
+   */
   async stop(): Promise<void> {
+    if (this.handOver) {
+      this.handOver.events.setActive(false);
+      this.handOver.runtime.handOver(this.handOver.events, false);
+    }
     this.abort?.abort();
+    await this.handOver?.events.settle();
     await this.loop;
     this.loop = undefined;
     this.abort = undefined;

@@ -74,6 +74,8 @@ export class LogReader {
   private storing: Promise<void> | undefined;
   private readonly deliveries = new Set<Promise<void>>();
   private unsubscribe: (() => void) | undefined;
+  /** The loop sleeps with a full window: a settled entry makes room and wakes it. */
+  private full = false;
 
   constructor(private readonly o: LogReaderOptions) {}
 
@@ -118,7 +120,8 @@ export class LogReader {
     while (!this.stopped) {
       this.signalled = false;
       let read = 0;
-      if (this.window.length < this.o.batchSize) {
+      this.full = this.window.length >= this.o.batchSize;
+      if (!this.full) {
         try {
           read = await this.readMore();
         } catch (error) {
@@ -192,8 +195,10 @@ export class LogReader {
       slot.settled = true;
       this.attempts.delete(slot.entry.position);
     } finally {
+      // A settled entry wakes the loop only when it waits for room: otherwise each settle would
+      // cost a read of the log, and the position is stored when the loop next goes idle.
       this.advance();
-      this.wake?.();
+      if (this.full) this.wake?.();
     }
   }
 
@@ -232,10 +237,16 @@ export class LogReader {
     }
   }
 
-  /** Move the target past the settled head of the window, and store it. */
+  /**
+   * Move the target past the settled head of the window. The position is stored when the loop
+   * goes idle (before it sleeps), or at once when a page's worth has settled since the last store:
+   * one position commit per settled entry was most of a reader's writes when entries arrive one
+   * at a time (events handed over at commit are published as their commits land). The price is a
+   * wider redelivery window after a crash (up to one poll's worth of entries), which the inboxes answer.
+   */
   private advance(): void {
     while (this.window[0]?.settled) this.target = (this.window.shift() as Slot).entry.position;
-    this.flush();
+    if (this.target - this.position >= this.o.batchSize) this.flush();
   }
 
   /**
