@@ -4,6 +4,7 @@ import { parseAddress } from "../core/address.js";
 import { type Clock, type IdGenerator, randomIds, SLEEP_CANCELLED, systemClock } from "../core/clock.js";
 import { isRoutedOutcome, outcomeMessageId, type Typed } from "../core/decider.js";
 import type { HandOver } from "../core/hand-over.js";
+import { commandPrint } from "../core/held-command.js";
 import type { SendOptions, SendResult } from "../core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../core/slices.js";
 import type { CommandSink } from "../effects/context.js";
@@ -198,7 +199,13 @@ export class CommandRouter implements CommandSink {
 /** A forward row found already there must be this command's: else the message id was reused for another. */
 function requireSameForward(row: OutboxRow, address: string, messageId: string, command: Typed): void {
   const held = (row.payload as { command?: unknown } | null)?.command;
-  if (JSON.stringify(held) !== JSON.stringify(command)) {
+  // Compared by the command's print (keys sorted at every depth): a row read back from PostgreSQL's
+  // jsonb has its keys in another order than the command that was forwarded.
+  const same =
+    held !== null &&
+    typeof held === "object" &&
+    commandPrint(held as Typed, messageId).hash === commandPrint(command, messageId).hash;
+  if (!same) {
     throw new MessageConflictError(
       `message id "${messageId}" was forwarded to ${address} with another command (${String((held as Typed | undefined)?.type)})`,
       "payload",
