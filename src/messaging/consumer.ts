@@ -298,7 +298,10 @@ export class Consumer implements HandOverTarget {
       this.firstFailure.set(envelope.eventId, first);
       // The journal being unreachable, or the collection held by another writer (an operator's
       // matter, see `collection-owners.ts`), says nothing about the message: never a reason to give up on it.
-      const outage = error instanceof StorageUnavailableError || error instanceof CollectionOwnedError;
+      // Nor is a command that could not reach its actor's owner (a slice moving between workers, an
+      // owner cut off until its lease lapses): the owner is the matter, and it settles within a lease.
+      const outage =
+        error instanceof StorageUnavailableError || error instanceof CollectionOwnedError || isRoutingError(error);
       // Deliveries before this process first failed on it (another instance's, or an older
       // release's deferrals: the broker counts those too) are not this message's failures here.
       const failures = delivery.attempt - first.attempt + 1;
@@ -950,3 +953,12 @@ export class Consumer implements HandOverTarget {
     return this.gaps.list();
   }
 }
+
+/**
+ * A command that did not reach its actor's owner: refused by a worker that no longer owns the
+ * slice (`NotOwnerError`), fenced out mid-commit (`FencedOutError`), or forwarded without a reply in
+ * time (`ForwardTimeoutError`, from `src/ownership/router.ts`, named here to keep messaging free
+ * of the router). Matched by name: each is a `RetryableError`.
+ */
+const ROUTING_ERRORS = new Set(["NotOwnerError", "FencedOutError", "ForwardTimeoutError"]);
+const isRoutingError = (error: unknown): boolean => error instanceof Error && ROUTING_ERRORS.has(error.name);

@@ -4,6 +4,7 @@ import { type Ownership, sliceOf } from "../../src/core/slices.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { Consumer } from "../../src/messaging/consumer.js";
+import { encodeEnvelope } from "../../src/messaging/envelope.js";
 import { messagingMetrics } from "../../src/messaging/metrics.js";
 import { defineProcessManager } from "../../src/messaging/process-manager.js";
 import { CommandRouter } from "../../src/ownership/router.js";
@@ -61,5 +62,35 @@ describe("a consumer given a router", () => {
     } finally {
       await b.dispatcher.stop();
     }
+  });
+
+  it("never dead-letters an event whose command found no owner in time: nak'ed, left for when the slice settles", async () => {
+    const journal = new MemoryJournal({ sliceCount: SLICES });
+    const theirs = sliceOf("o1", SLICES);
+    const runtime = createRuntime({ journal, actors: [fulfilment.actor] });
+    // The owner of o1's slice is cut off: nobody delivers the forward, which times out.
+    const ownership = owning((s) => s !== theirs);
+    const router = new CommandRouter({ runtime, journal, ownership, timeoutMs: 20, pollMs: { initial: 1, max: 5 } });
+    const consumer = new Consumer({
+      name: "fulfilment",
+      journal,
+      handler: fulfilment.route,
+      runtime,
+      commands: router,
+      metrics: messagingMetrics(),
+      maxDeliveries: 2,
+    });
+    const body = encodeEnvelope(orderEvent("o1", 2));
+    for (const attempt of [1, 2, 3]) {
+      const outcome = await consumer.deliver({
+        subject: "shop.x",
+        body,
+        messageId: undefined,
+        attempt,
+        maxDeliveries: 2,
+      });
+      expect(outcome.kind).toBe("nak");
+    }
+    expect(await journal.listDeadLetters()).toEqual([]);
   });
 });
