@@ -4,7 +4,7 @@ import { parseAddress } from "../core/address.js";
 import { type Clock, type IdGenerator, randomIds, SLEEP_CANCELLED, systemClock } from "../core/clock.js";
 import { isRoutedOutcome, outcomeMessageId, type Typed } from "../core/decider.js";
 import type { HandOver } from "../core/hand-over.js";
-import { commandPrint } from "../core/held-command.js";
+import { commandPrint, requireSameCommand } from "../core/held-command.js";
 import type { SendOptions, SendResult } from "../core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../core/slices.js";
 import type { CommandSink } from "../effects/context.js";
@@ -199,17 +199,16 @@ export class CommandRouter implements CommandSink {
 /** A forward row found already there must be this command's: else the message id was reused for another. */
 function requireSameForward(row: OutboxRow, address: string, messageId: string, command: Typed): void {
   const held = (row.payload as { command?: unknown } | null)?.command;
-  // Compared by the command's print (keys sorted at every depth): a row read back from PostgreSQL's
-  // jsonb has its keys in another order than the command that was forwarded.
-  const same =
-    held !== null &&
-    typeof held === "object" &&
-    commandPrint(held as Typed, messageId).hash === commandPrint(command, messageId).hash;
-  if (!same) {
+  const next = commandPrint(command, messageId);
+  if (held === null || typeof held !== "object" || typeof (held as Typed).type !== "string") {
     throw new MessageConflictError(
-      `message id "${messageId}" was forwarded to ${address} with another command (${String((held as Typed | undefined)?.type)})`,
+      `message id "${messageId}" was forwarded to ${address} with something that is not a command`,
       "payload",
       held,
     );
   }
+  // The rules of the actor's own inbox (see held-command.ts), on the command's print: keys sorted at
+  // every depth (PostgreSQL's jsonb reorders them), and a copy of the same type in another shape is
+  // the same request (an event handed over at commit is forwarded unsigned, its durable copy signed).
+  requireSameCommand(address, messageId, commandPrint(held as Typed, messageId), next);
 }

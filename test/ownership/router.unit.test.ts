@@ -103,4 +103,19 @@ describe("CommandRouter", () => {
     expect(waited).toBeInstanceOf(ForwardTimeoutError);
     expect(String((waited as Error).message)).toContain('"warehouse/main"');
   });
+
+  it("takes a repeated forward in other key order, or in another shape of the same type, as the same request", async () => {
+    const { id, a, b } = twoWorkers();
+    const send = (command: object) =>
+      alongside(a.router.send("warehouse/main", command as never, { messageId: "m2" }), b.dispatcher).catch(
+        (e: unknown) => e,
+      );
+    const first = await send({ type: "SendPicklist", orderId: id, deliveryId: "d", lines: [] });
+    expect(first).toBeInstanceOf(CommandRejectedError);
+    // The same command, its keys in another order (as PostgreSQL's jsonb returns them) and with a field
+    // more (as a signed copy of an event handed over unsigned): the same request, not a reused id.
+    const again = await send({ lines: [], deliveryId: "d", orderId: id, type: "SendPicklist", signature: "s" });
+    expect(again).not.toBeInstanceOf(MessageConflictError);
+    expect(again).toBeInstanceOf(CommandRejectedError);
+  });
 });
