@@ -288,6 +288,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             PAYMENT_PROVIDER_DEDUPS: options.paymentNoIdempotency ? "false" : "true",
             EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
             TRANSPORT: transport,
+            // Several workers on PostgreSQL own slices of the actors by leases (docs/design/ownership.md):
+            // each runs only its slices' actors, events and effects; what reaches another is forwarded.
+            ...(workerCount > 1 && options.db ? { SLICE_LEASES: "1" } : {}),
             ...(injected
               ? {
                   INTEGRATION_DUPLICATE_RATE: String(injected.duplicateRate),
