@@ -20,12 +20,16 @@ export const PUBLISHED_COUNTER = "oncely.published";
  * so no two events get one version. A publish that gives its own `aggregateVersion` keeps it and
  * does not count: a source stream is numbered by the runtime or by its producer, never both.
  */
+/** Whether a decision publishes an event with no `aggregateVersion` (only then is a count read). */
+export const needsStamp = (decision: Decision): boolean =>
+  decision.publish?.some((event) => event.aggregateVersion === undefined) ?? false;
+
 export async function stampPublished(
   journal: Pick<Journal, "getCheckpoint">,
   decision: Decision,
 ): Promise<{ decision: Decision; counters: CheckpointWrite[] }> {
   const publish = decision.publish ?? [];
-  if (!publish.some((event) => event.aggregateVersion === undefined)) return { decision, counters: [] };
+  if (!needsStamp(decision)) return { decision, counters: [] };
   const counters = new Map<string, CheckpointWrite>();
   const stamped: PublishRequest[] = [];
   for (const event of publish) {

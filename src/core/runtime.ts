@@ -47,7 +47,7 @@ import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
 import { type Logger, resolveLogger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
-import { stampPublished } from "./published-versions.js";
+import { needsStamp, stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
 import { SliceGate } from "./slice-gate.js";
@@ -342,8 +342,9 @@ export class Runtime {
       const acceptedFault = this.faults.hit("command.accepted");
       if (acceptedFault) await acceptedFault;
 
-      const stamped = await stampPublished(this.journal, decision);
-      decision = stamped.decision;
+      // Only a decision that publishes with no version of its own reads a count (no await otherwise).
+      const stamped = needsStamp(decision) ? await stampPublished(this.journal, decision) : undefined;
+      if (stamped) decision = stamped.decision;
       const events = decision.events ?? [];
       let nextState = activation.state;
       for (const event of events) nextState = definition.evolve(nextState, event);
@@ -360,7 +361,8 @@ export class Runtime {
       });
       const token = this.ownership.fence(slice);
       if (token !== undefined) commit.checkpoints = [fenceCheckpoint(slice, token)];
-      if (stamped.counters.length > 0) commit.checkpoints = [...(commit.checkpoints ?? []), ...stamped.counters];
+      if (stamped && stamped.counters.length > 0)
+        commit.checkpoints = [...(commit.checkpoints ?? []), ...stamped.counters];
 
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
