@@ -137,7 +137,12 @@ describe("the operator console in a browser", () => {
     await page.click(`header nav a[href="/console/effects"]`);
     await page.selectOption("form.filters select[name=status]", "Unknown");
     await page.click("form.filters button");
+    // The unfiltered first page lists Unknown effects twice (above the list and in it): wait for
+    // the filtered page, one table whose every row is Unknown.
+    await expect.poll(() => page.url()).toContain("status=Unknown");
+    await expect.poll(() => page.locator("table.effects").count()).toBe(1);
     await page.locator(`table.effects tr[data-key="${key}"] .badge.Unknown`).waitFor();
+    expect(await page.locator("table.effects tbody .badge:not(.Unknown)").count()).toBe(0);
     await shot("effects");
 
     // The operator looks the key up in the provider's ledger: it charged (once: the shop never ran it again).
