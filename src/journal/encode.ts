@@ -200,12 +200,23 @@ export function writeKeys(write: JournalWrite): readonly string[] {
   return keys;
 }
 
+/** A checkpoint that moves nothing: it refuses its commit unless it stands at `expected` (not 0). */
+export const isGuard = (c: { version: number; expected?: number | undefined }): boolean =>
+  c.expected !== undefined && c.expected !== 0 && c.expected === c.version;
+
 function keysOf(write: JournalWrite): string[] {
   if (isOutboxWrite(write)) return [`o\0${write.id}`];
   const keys: string[] = [];
   if (write.stream !== undefined) keys.push(`s\0${write.stream}`);
   if (write.inbox) keys.push(`i\0${write.inbox.consumer}\0${write.inbox.messageId}`);
-  for (const checkpoint of write.checkpoints) keys.push(`c\0${checkpoint.consumer}\0${checkpoint.source}`);
+  for (const checkpoint of write.checkpoints) {
+    // A guard (a slice's fence) writes nothing: commits guarded by the same checkpoint commute and may
+    // share a batch and overlap in flight. The store's row lock orders a guard against a move of the same
+    // checkpoint; a worker takes a fencing token only from a move that has returned, so no guard of a
+    // token is submitted while the move that sets it is in flight.
+    if (isGuard(checkpoint)) continue;
+    keys.push(`c\0${checkpoint.consumer}\0${checkpoint.source}`);
+  }
   for (const row of write.outbox) keys.push(`o\0${row.id}`);
   for (const done of write.outboxDone) keys.push(`o\0${done.id}`);
   for (const p of [...write.park, ...write.unpark]) keys.push(`p\0${p.consumer}\0${p.source}\0${p.version}`);

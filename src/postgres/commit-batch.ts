@@ -127,7 +127,7 @@ export function commitJson(c: EncodedCommit, packed = false): string {
           field("outcome_of", c.inbox.outcomeOf === undefined ? undefined : str(c.inbox.outcomeOf)),
         ),
     ),
-    // Left out when empty: the set path takes only commits without checkpoints.
+    // Left out when empty: the set path takes commits whose checkpoints are only guards that hold.
     rare("checkpoints", c.checkpoints, (checkpoint) =>
       obj(
         field("consumer", str(checkpoint.consumer)),
