@@ -112,6 +112,12 @@ export interface SendOptions {
    * changes an outcome. Ignored for an actor already held in memory.
    */
   expectNew?: boolean;
+  /**
+   * The outbox row a dispatcher is delivering with this send. A `CommandRouter` never forwards a
+   * command into the very row that carries it (it would wait on itself until its timeout): it throws
+   * `NotOwnerError`, and the dispatcher releases the row to the slice's new owner.
+   */
+  deliveringRow?: string;
 }
 
 export interface SendResult {

@@ -12,6 +12,7 @@ const sendOptions = z.strictObject({
   causationId: z.string().optional(),
   correlationId: z.string().optional(),
   expectNew: z.boolean().optional(),
+  deliveringRow: z.string().min(1).optional(),
 });
 const sendInput = z.object({
   address: z.string(),

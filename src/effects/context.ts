@@ -13,7 +13,7 @@ export interface CommandSink {
   send(
     address: string,
     command: Typed,
-    options?: { messageId?: string; correlationId?: string },
+    options?: { messageId?: string; correlationId?: string; deliveringRow?: string },
   ): Promise<{ reply: unknown; duplicate?: boolean; events?: readonly unknown[] }>;
   /**
    * A started dispatcher registers here to be handed the rows this process commits (see
@@ -98,7 +98,7 @@ export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxU
 }
 
 /** Send options that carry the row's correlation id (from its payload) to the actor it addresses. */
-export function correlated(row: OutboxRow, options: { messageId?: string } = {}) {
+export function correlated(row: OutboxRow, options: { messageId?: string; deliveringRow?: string } = {}) {
   const correlationId = (row.payload as { correlationId?: unknown } | null)?.correlationId;
   return typeof correlationId === "string" ? { ...options, correlationId } : options;
 }

@@ -1,4 +1,4 @@
-import { CommandRejectedError, InvalidInputError } from "../base/errors.js";
+import { CommandRejectedError, InvalidInputError, NotOwnerError } from "../base/errors.js";
 import type { EffectOutcome, Typed } from "../core/decider.js";
 import { VersionTooNewError } from "../core/upcast.js";
 import type { OutboxRow } from "../journal/types.js";
@@ -30,12 +30,27 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   let ack: Ack;
   try {
     const messageId = payload.forward?.messageId ?? row.id;
-    const delivered = await ctx.runtime.send(payload.to, payload.command, correlated(row, { messageId }));
+    const delivered = await ctx.runtime.send(
+      payload.to,
+      payload.command,
+      correlated(row, { messageId, deliveringRow: row.id }),
+    );
     ack = { outcome: "delivered", reply: delivered.reply ?? null };
   } catch (error) {
     rethrowCrash(error);
     if (error instanceof CommandRejectedError || error instanceof InvalidInputError) {
       ack = { outcome: "rejected", error: errorText(error) };
+    } else if (error instanceof NotOwnerError && payload.forward) {
+      // The forward's slice moved away between the claim and the send: not this attempt's fault and
+      // not the message's. Released at once, it is claimed by the slice's new owner.
+      ctx.logger.debug({ row: row.id, to: payload.to }, "a forward's slice moved away: released to its new owner");
+      await writeRow(ctx, row, {
+        status: "pending",
+        attempts: row.attempts,
+        notBefore: ctx.clock.now(),
+        lastError: errorText(error),
+      });
+      return;
     } else if (error instanceof VersionTooNewError) {
       // The receiver's stream was written by newer code than ours: the message is fine and this was
       // not its attempt, so it never goes dead for it; a dispatcher running the newer code delivers it.

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from "prom-client";
-import { CommandRejectedError, MessageConflictError, RetryableError } from "../base/errors.js";
+import { CommandRejectedError, MessageConflictError, NotOwnerError, RetryableError } from "../base/errors.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, type IdGenerator, randomIds, SLEEP_CANCELLED, systemClock } from "../core/clock.js";
 import { isRoutedOutcome, outcomeMessageId, type Typed } from "../core/decider.js";
@@ -129,6 +129,15 @@ export class CommandRouter implements CommandSink {
         return { ...result, forwarded: false };
       } catch (error) {
         if (!isNotOwner(error)) throw error;
+      }
+    }
+    // A dispatcher delivering a forward row for a slice it lost (between its claim and the send): a
+    // forward would find that same row, leased to the dispatcher waiting on it, and wait out the
+    // timeout. Refused instead, the dispatcher releases the row at once and the new owner claims it.
+    const delivering = options.deliveringRow;
+    if (delivering !== undefined && options.messageId !== undefined) {
+      if (delivering === forwardRowId(address, options.messageId)) {
+        throw new NotOwnerError(address, sliceOfAddress(address, this.ownership.sliceCount));
       }
     }
     return this.forward(address, command, options);
