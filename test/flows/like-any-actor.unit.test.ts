@@ -4,12 +4,8 @@
  * duplicates, lease takeovers), and after a crash between two steps it replays from its journal to
  * the state it had and carries on without running the finished step again.
  */
+import { given, outcome, runSeeds, SimWorld, type Step, simulate } from "oncely/testing";
 import { describe, expect, it } from "vitest";
-import { given, outcome } from "../../src/testing/index.js";
-import { runSeeds } from "../../src/testing/simulation/run-seeds.js";
-import { simulate } from "../../src/testing/simulation/simulate.js";
-import type { Step } from "../../src/testing/simulation/steps.js";
-import { SimWorld } from "../../src/testing/simulation/world.js";
 import { charge, type RenewalState, receipt, renewal, renewalSystem } from "./fixtures/renewal-system.js";
 
 const start = { type: "Renew", customer: "ada", amount: 900 } as const;
