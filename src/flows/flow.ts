@@ -92,6 +92,12 @@ export interface FlowOptions<Start> {
   /** The starting command's Standard Schema: checked where commands enter (see `ActorDefinition.commands`). */
   commands?: SchemaLike<Start>;
   snapshot?: SnapshotPolicy<FlowState<Start, never>>;
+  /**
+   * Schemas of the generated events, over the defaults (each at version 1): when a step's result or
+   * the starting command changes shape, raise that event's `version` and give the `upcast` steps that
+   * read the journal's older ones (e.g. `StepCompleted`, switching on `step`; see the evolution guide).
+   */
+  events?: Partial<EventSchemas<FlowEvent>>;
 }
 
 /** Builds a flow's step list; each method returns a new builder (the list is data, never mutated). */
@@ -289,7 +295,7 @@ function flowActor<Start extends Typed, R>(
     type,
     effects,
     messages: all.some((s) => s.kind === "send"),
-    events: flowEvents,
+    events: { ...flowEvents, ...options.events },
     initialState,
     evolve,
     decide: decide as FlowActor<Start, R>["decide"],
