@@ -32,7 +32,7 @@ import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observabil
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
 import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
-import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
+import type { Clock, IdGenerator, Random } from "./clock.js";
 import { checkCommand } from "./command-schema.js";
 import {
   type Decision,
@@ -42,10 +42,11 @@ import {
   type RoutedOutcome,
   type Typed,
 } from "./decider.js";
-import { type Faults, noFaults } from "./faults.js";
+import { resolveEnvironment } from "./environment.js";
+import type { Faults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
-import { type Logger, resolveLogger } from "./logger.js";
+import type { Logger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { needsStamp, stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
@@ -170,18 +171,19 @@ export class Runtime {
 
   constructor(options: RuntimeOptions) {
     this.journal = options.journal;
-    this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIds;
-    this.random = options.random ?? systemRandom;
-    this.faults = options.faults ?? noFaults;
-    this.logger = resolveLogger(options.logger);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.ids = env.ids;
+    this.random = env.random;
+    this.faults = env.faults;
+    this.logger = env.logger;
     this.maxActive = options.maxActive ?? 10_000;
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.maxConflictRetries = options.maxConflictRetries ?? 30;
-    this.snapshotMetrics = snapshotMetrics(options.registry);
-    this.metrics = runtimeMetrics(options.registry);
+    this.snapshotMetrics = snapshotMetrics(env.registry);
+    this.metrics = runtimeMetrics(env.registry);
     this.ownership = options.ownership ?? ownsEverything();
-    this.ownershipMetrics = ownershipMetrics(options.registry);
+    this.ownershipMetrics = ownershipMetrics(env.registry);
     this.slices = new SliceGate(this.ownership, (slices) => this.evictSlices(slices));
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {

@@ -1,10 +1,11 @@
 import { setMaxListeners } from "node:events";
 import type { Registry } from "prom-client";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
-import { type Faults, noFaults } from "../core/faults.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
 import type { Ownership } from "../core/slices.js";
 import { outboxSlice } from "../journal/outbox-slice.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
@@ -125,8 +126,9 @@ export class Dispatcher implements HandOver {
     this.batchSize = positive("batchSize", options.batchSize ?? 32);
     this.concurrency = positive("concurrency", options.concurrency ?? 8);
     this.pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? 1_000);
-    this.clock = options.clock ?? systemClock;
-    this.logger = resolveLogger(options.logger);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.logger = env.logger;
     this.defaultPolicy = resolvePolicy(options.defaultPolicy);
     const handlers = new Map<string, EffectHandler>();
     for (const handler of options.handlers ?? []) {
@@ -154,15 +156,15 @@ export class Dispatcher implements HandOver {
       this.policies.size > 0
         ? Math.max(...[...this.policies.values()].map((p) => p.leaseMs))
         : this.defaultPolicy.leaseMs;
-    const metrics = effectMetrics(options.registry);
+    const metrics = effectMetrics(env.registry);
     const warned = new Set<string>();
     this.ctx = {
       journal: this.journal,
       runtime: options.runtime,
       owner: this.owner,
       clock: this.clock,
-      random: options.random ?? systemRandom,
-      faults: options.faults ?? noFaults,
+      random: env.random,
+      faults: env.faults,
       logger: this.logger,
       signal: this.stopping.signal,
       handlers,

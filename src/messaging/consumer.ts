@@ -1,3 +1,4 @@
+import type { Registry } from "prom-client";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
@@ -11,10 +12,11 @@ import {
   toError,
 } from "../base/errors.js";
 import { storableId } from "../base/storable-text.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
-import { type Faults, noFaults } from "../core/faults.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Faults } from "../core/faults.js";
+import type { Logger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime, SendOptions } from "../core/runtime.js";
 import { type Schemas, VersionTooNewError } from "../core/upcast.js";
@@ -81,6 +83,8 @@ export interface ConsumerOptions {
   faults?: Faults;
   logger?: Logger;
   metrics?: MessagingMetrics;
+  /** Where the consumer's metrics are registered when `metrics` is not given; a private registry by default. */
+  registry?: Registry;
   /**
    * Deliveries before a failing message is dead-lettered (default 5). Terminal errors go at once.
    * Counted from the first delivery of the message that failed in this process, so deliveries
@@ -208,11 +212,12 @@ export class Consumer implements HandOverTarget {
     this.runtime = options.runtime;
     this.commands = options.commands;
     this.types = options.types ? new Set(options.types) : undefined;
-    this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIds;
-    this.faults = options.faults ?? noFaults;
-    this.logger = resolveLogger(options.logger);
-    this.metrics = options.metrics ?? messagingMetrics();
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.ids = env.ids;
+    this.faults = env.faults;
+    this.logger = env.logger;
+    this.metrics = options.metrics ?? messagingMetrics(env.registry);
     this.maxDeliveries = options.maxDeliveries ?? 5;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;

@@ -1,7 +1,9 @@
+import type { Registry } from "prom-client";
 import { toError } from "../base/errors.js";
-import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
-import { type Faults, noFaults } from "../core/faults.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Faults } from "../core/faults.js";
+import type { Logger } from "../core/logger.js";
 import type { Runtime } from "../core/runtime.js";
 import type { Ownership } from "../core/slices.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
@@ -38,6 +40,8 @@ export interface RelayOptions {
   faults?: Faults;
   logger?: Logger;
   metrics?: MessagingMetrics;
+  /** Where the relay's metrics are registered when `metrics` is not given; a private registry by default. */
+  registry?: Registry;
   /** A claimed row not marked within this time is claimed again (and republished). Default 30 s. */
   leaseMs?: number;
   /** Rows per claim (default 100). With in-stream order, at most one row per stream per claim. */
@@ -112,11 +116,12 @@ export class Relay {
     this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
     this.signer = options.signer;
     this.owner = options.owner ?? "relay";
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.faults = options.faults ?? noFaults;
-    this.logger = resolveLogger(options.logger);
-    this.metrics = options.metrics ?? messagingMetrics();
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.random = env.random;
+    this.faults = env.faults;
+    this.logger = env.logger;
+    this.metrics = options.metrics ?? messagingMetrics(env.registry);
     this.leaseMs = options.leaseMs ?? 30_000;
     this.batchSize = options.batchSize ?? 100;
     this.pollMs = options.pollMs ?? 1000;

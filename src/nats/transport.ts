@@ -1,6 +1,7 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
 import { brokerMessageId } from "../messaging/signing.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
@@ -56,7 +57,7 @@ export class NatsTransport implements Transport {
     private readonly jsm: JetStreamManager,
   ) {
     this.js = jetstream(o.connection);
-    this.logger = resolveLogger(o.logger);
+    this.logger = resolveEnvironment({ logger: o.logger }).logger;
   }
 
   /** Connects the JetStream API and creates or updates the stream. */

@@ -1,7 +1,8 @@
 import type { Registry } from "prom-client";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 import { DEFAULT_SLICE_COUNT, type Ownership, requireSliceCount } from "../core/slices.js";
 import type { Journal } from "../journal/types.js";
 import { type OwnershipMetrics, ownershipMetrics } from "../observability/ownership-metrics.js";
@@ -92,10 +93,11 @@ export class SliceLeaseManager implements Ownership {
     }
     this.maxMovesPerRound = positive("maxMovesPerRound", options.maxMovesPerRound ?? 4);
     this.store = new SliceLeaseStore(options.journal);
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.logger = resolveLogger(options.logger);
-    this.metrics = ownershipMetrics(options.registry);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.random = env.random;
+    this.logger = env.logger;
+    this.metrics = ownershipMetrics(env.registry);
   }
 
   owns(slice: number): boolean {

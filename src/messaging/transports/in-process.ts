@@ -1,5 +1,6 @@
-import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
-import { type Logger, resolveLogger } from "../../core/logger.js";
+import type { Clock, Random } from "../../core/clock.js";
+import { resolveEnvironment } from "../../core/environment.js";
+import type { Logger } from "../../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
 import { subjectMatches } from "../subjects.js";
@@ -82,9 +83,11 @@ export class InProcessTransport implements Transport {
   readonly stats = { published: 0, deduplicated: 0, deliveries: 0, duplicatesInjected: 0 };
 
   constructor(options: InProcessTransportOptions = {}) {
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.logger = resolveLogger(options.logger);
+    // `faults` here are delivery knobs, not fault points: the environment takes the rest.
+    const env = resolveEnvironment({ clock: options.clock, random: options.random, logger: options.logger });
+    this.clock = env.clock;
+    this.random = env.random;
+    this.logger = env.logger;
     this.knobs = options.faults ?? {};
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryMaxMs = options.retryMaxMs ?? 10_000;
