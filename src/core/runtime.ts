@@ -1,5 +1,6 @@
 import { context } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
+import { RUNTIME_DEFAULTS } from "../base/defaults.js";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
@@ -177,9 +178,9 @@ export class Runtime {
     this.random = env.random;
     this.faults = env.faults;
     this.logger = env.logger;
-    this.maxActive = options.maxActive ?? 10_000;
-    this.idleMs = options.idleMs ?? 5 * 60_000;
-    this.maxConflictRetries = options.maxConflictRetries ?? 30;
+    this.maxActive = options.maxActive ?? RUNTIME_DEFAULTS.maxActive;
+    this.idleMs = options.idleMs ?? RUNTIME_DEFAULTS.idleMs;
+    this.maxConflictRetries = options.maxConflictRetries ?? RUNTIME_DEFAULTS.maxConflictRetries;
     this.snapshotMetrics = snapshotMetrics(env.registry);
     this.metrics = runtimeMetrics(env.registry);
     this.ownership = options.ownership ?? ownsEverything();

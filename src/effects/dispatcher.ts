@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Registry } from "prom-client";
+import { DISPATCHER_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
@@ -65,8 +66,8 @@ export interface DispatcherOptions {
 }
 
 const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
-  maxAttempts: 25,
-  backoff: { initialMs: 500, maxMs: 60_000, multiplier: 2, jitter: 0.2 },
+  maxAttempts: DISPATCHER_DEFAULTS.messageMaxAttempts,
+  backoff: { ...DISPATCHER_DEFAULTS.messageBackoff },
 };
 
 /**
@@ -123,9 +124,9 @@ export class Dispatcher implements HandOver {
     requireSameSliceCount(`Dispatcher ${options.owner}`, options.ownership, options.journal);
     this.ownership = options.ownership;
     this.categories = options.categories ?? ["effect", "message"];
-    this.batchSize = positive("batchSize", options.batchSize ?? 32);
-    this.concurrency = positive("concurrency", options.concurrency ?? 8);
-    this.pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? 1_000);
+    this.batchSize = positive("batchSize", options.batchSize ?? DISPATCHER_DEFAULTS.batchSize);
+    this.concurrency = positive("concurrency", options.concurrency ?? DISPATCHER_DEFAULTS.concurrency);
+    this.pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? DISPATCHER_DEFAULTS.pollIntervalMs);
     const env = resolveEnvironment(options);
     this.clock = env.clock;
     this.logger = env.logger;

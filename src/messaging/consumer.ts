@@ -1,4 +1,5 @@
 import type { Registry } from "prom-client";
+import { MESSAGING_DEFAULTS } from "../base/defaults.js";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
@@ -218,19 +219,19 @@ export class Consumer implements HandOverTarget {
     this.faults = env.faults;
     this.logger = env.logger;
     this.metrics = options.metrics ?? messagingMetrics(env.registry);
-    this.maxDeliveries = options.maxDeliveries ?? 5;
-    this.retryBaseMs = options.retryBaseMs ?? 200;
-    this.retryMaxMs = options.retryMaxMs ?? 30_000;
-    this.deferBaseMs = options.deferBaseMs ?? 1_000;
-    this.deferMaxMs = options.deferMaxMs ?? 30_000;
-    this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    this.maxDeliveries = options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries;
+    this.retryBaseMs = options.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs;
+    this.retryMaxMs = options.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs;
+    this.deferBaseMs = options.deferBaseMs ?? MESSAGING_DEFAULTS.deferBaseMs;
+    this.deferMaxMs = options.deferMaxMs ?? MESSAGING_DEFAULTS.deferMaxMs;
+    this.maxConflictRetries = options.maxConflictRetries ?? MESSAGING_DEFAULTS.consumerConflictRetries;
     this.verifier = options.verifier;
     this.rebuilding = options.rebuilding ?? false;
     if (this.handler.kind === "command" && !this.runtime) {
       throw new NotRegisteredError(`consumer "${this.name}" routes commands but was given no runtime`);
     }
     this.gaps = new GapMonitor(this, {
-      timeoutMs: options.gapTimeoutMs ?? 60_000,
+      timeoutMs: options.gapTimeoutMs ?? MESSAGING_DEFAULTS.gapTimeoutMs,
       reconcile: options.reconcile,
     });
   }

@@ -1,4 +1,5 @@
 import type { Registry } from "prom-client";
+import { RELAY_DEFAULTS } from "../base/defaults.js";
 import { toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
@@ -122,11 +123,11 @@ export class Relay {
     this.faults = env.faults;
     this.logger = env.logger;
     this.metrics = options.metrics ?? messagingMetrics(env.registry);
-    this.leaseMs = options.leaseMs ?? 30_000;
-    this.batchSize = options.batchSize ?? 100;
-    this.pollMs = options.pollMs ?? 1000;
-    this.retryBaseMs = options.retryBaseMs ?? 200;
-    this.retryMaxMs = options.retryMaxMs ?? 30_000;
+    this.leaseMs = options.leaseMs ?? RELAY_DEFAULTS.leaseMs;
+    this.batchSize = options.batchSize ?? RELAY_DEFAULTS.batchSize;
+    this.pollMs = options.pollMs ?? RELAY_DEFAULTS.pollMs;
+    this.retryBaseMs = options.retryBaseMs ?? RELAY_DEFAULTS.retryBaseMs;
+    this.retryMaxMs = options.retryMaxMs ?? RELAY_DEFAULTS.retryMaxMs;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Registry } from "prom-client";
+import { OWNERSHIP_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
@@ -86,12 +87,15 @@ export class SliceLeaseManager implements Ownership {
     this.sliceCount = requireSliceCount(options.sliceCount ?? DEFAULT_SLICE_COUNT);
     if (!options.workerId) throw new InvalidInputError("a slice lease manager needs a workerId");
     this.workerId = options.workerId;
-    this.leaseMs = positive("leaseMs", options.leaseMs ?? 6_000);
+    this.leaseMs = positive("leaseMs", options.leaseMs ?? OWNERSHIP_DEFAULTS.leaseMs);
     this.roundMs = positive("roundMs", options.roundMs ?? Math.floor(this.leaseMs / 3));
     if (this.roundMs >= this.leaseMs) {
       throw new InvalidInputError(`roundMs (${this.roundMs}) must be shorter than leaseMs (${this.leaseMs})`);
     }
-    this.maxMovesPerRound = positive("maxMovesPerRound", options.maxMovesPerRound ?? 4);
+    this.maxMovesPerRound = positive(
+      "maxMovesPerRound",
+      options.maxMovesPerRound ?? OWNERSHIP_DEFAULTS.maxMovesPerRound,
+    );
     this.store = new SliceLeaseStore(options.journal);
     const env = resolveEnvironment(options);
     this.clock = env.clock;

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from "prom-client";
+import { OWNERSHIP_DEFAULTS } from "../base/defaults.js";
 import { CommandRejectedError, MessageConflictError, RetryableError } from "../base/errors.js";
 import { parseAddress } from "../core/address.js";
 import { type Clock, type IdGenerator, SLEEP_CANCELLED } from "../core/clock.js";
@@ -114,7 +115,7 @@ export class CommandRouter implements CommandSink {
     const env = resolveEnvironment(options);
     this.clock = env.clock;
     this.ids = env.ids;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = options.timeoutMs ?? OWNERSHIP_DEFAULTS.forwardTimeoutMs;
     this.poll = options.pollMs ?? { initial: 5, max: 200 };
     this.forwarded = metricsFor(env.registry);
   }

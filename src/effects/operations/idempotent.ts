@@ -1,3 +1,4 @@
+import { OPERATIONS_DEFAULTS } from "../../base/defaults.js";
 import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../base/errors.js";
 import type { Clock, IdGenerator } from "../../core/clock.js";
 import { resolveEnvironment } from "../../core/environment.js";
@@ -57,7 +58,7 @@ export class IdempotentOperations {
 
   constructor(options: IdempotentOperationsOptions) {
     this.store = options.store;
-    this.staleAfterMs = options.staleAfterMs ?? 5 * 60_000;
+    this.staleAfterMs = options.staleAfterMs ?? OPERATIONS_DEFAULTS.staleAfterMs;
     if (!Number.isFinite(this.staleAfterMs) || this.staleAfterMs <= 0) {
       throw new InvalidInputError(`staleAfterMs must be a positive number of ms, got ${this.staleAfterMs}`);
     }

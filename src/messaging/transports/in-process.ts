@@ -1,3 +1,4 @@
+import { MESSAGING_DEFAULTS } from "../../base/defaults.js";
 import type { Clock, Random } from "../../core/clock.js";
 import { resolveEnvironment } from "../../core/environment.js";
 import type { Logger } from "../../core/logger.js";
@@ -89,8 +90,8 @@ export class InProcessTransport implements Transport {
     this.random = env.random;
     this.logger = env.logger;
     this.knobs = options.faults ?? {};
-    this.retryBaseMs = options.retryBaseMs ?? 100;
-    this.retryMaxMs = options.retryMaxMs ?? 10_000;
+    this.retryBaseMs = options.retryBaseMs ?? MESSAGING_DEFAULTS.inProcessRetryBaseMs;
+    this.retryMaxMs = options.retryMaxMs ?? MESSAGING_DEFAULTS.inProcessRetryMaxMs;
     this.dedupPublishes = options.dedupPublishes ?? true;
   }
 
@@ -161,8 +162,8 @@ export class InProcessTransport implements Transport {
       durable = {
         name: consumerName,
         subjects: options.subjects,
-        maxDeliveries: options.maxDeliveries ?? 5,
-        concurrency: options.concurrency ?? 16,
+        maxDeliveries: options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries,
+        concurrency: options.concurrency ?? MESSAGING_DEFAULTS.concurrency,
         handler: undefined,
         ready: [],
         attempts: new Map(),

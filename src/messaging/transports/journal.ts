@@ -1,4 +1,4 @@
-import { JOURNAL_TRANSPORT_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
+import { JOURNAL_TRANSPORT_DEFAULTS, MESSAGING_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
 import type { Clock, Random } from "../../core/clock.js";
 import { resolveEnvironment } from "../../core/environment.js";
 import type { Logger } from "../../core/logger.js";
@@ -104,8 +104,8 @@ export class JournalTransport implements Transport {
       journal: this.journal,
       consumer: consumerName,
       subjects: options.subjects,
-      maxDeliveries: options.maxDeliveries ?? 5,
-      concurrency: options.concurrency ?? 16,
+      maxDeliveries: options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries,
+      concurrency: options.concurrency ?? MESSAGING_DEFAULTS.concurrency,
       handler,
       clock: this.clock,
       random: this.random,
