@@ -12,6 +12,7 @@ import { outboxSlice } from "../journal/outbox-slice.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, NewOutboxRow, OutboxCategory, OutboxRow, OutboxStore } from "../journal/types.js";
 import { outboxStepSpan } from "../observability/outbox-spans.js";
+import { tally } from "../observability/tally.js";
 import { backoffDelay } from "./backoff.js";
 import {
   type CommandSink,
@@ -214,8 +215,8 @@ export class Dispatcher implements HandOver {
       ...(slices === undefined ? {} : { slices }),
     });
     if (rows.length === 0) return 0;
-    this.stats.claimed += rows.length;
-    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "claim" });
+    for (const row of rows)
+      tally(this.stats, "claimed", this.ctx.metrics.taken, { category: row.category, how: "claim" });
     const errors: unknown[] = [];
     let next = 0;
     const worker = async () => {
@@ -278,9 +279,10 @@ export class Dispatcher implements HandOver {
    */
   take(rows: OutboxRow[]): void {
     if (this.stopping.signal.aborted) return;
+    // Counted in `claimed` too: a hand-over is a claim without the query.
     this.stats.claimed += rows.length;
-    this.stats.handedOver += rows.length;
-    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "hand-over" });
+    for (const row of rows)
+      tally(this.stats, "handedOver", this.ctx.metrics.taken, { category: row.category, how: "hand-over" });
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
       const work = this.inSlot(() => {

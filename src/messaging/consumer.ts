@@ -30,6 +30,7 @@ import type {
   InboxReader,
 } from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
+import { tally } from "../observability/tally.js";
 import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
@@ -263,9 +264,8 @@ export class Consumer implements HandOverTarget {
 
   private count(result: HandleResult): HandleResult {
     const key = { applied: "applied", duplicate: "duplicates", parked: "parked", ignored: "ignored" } as const;
-    this.stats[key[result.outcome]]++;
+    tally(this.stats, key[result.outcome], this.metrics.handled, { consumer: this.name, outcome: result.outcome });
     this.stats.released += result.released;
-    this.metrics.handled.inc({ consumer: this.name, outcome: result.outcome });
     return result;
   }
 
@@ -280,8 +280,7 @@ export class Consumer implements HandOverTarget {
     // The durable copy of an event this process handed over: settled by that handling.
     const handedOver = this.handedOver.take(delivery.messageId, delivery.body);
     if (handedOver && (await handedOver)) {
-      this.stats.copiesSettled++;
-      this.metrics.handled.inc({ consumer: this.name, outcome: "copy" });
+      tally(this.stats, "copiesSettled", this.metrics.handled, { consumer: this.name, outcome: "copy" });
       return { kind: "ack" };
     }
     let envelope: Envelope;
@@ -355,8 +354,10 @@ export class Consumer implements HandOverTarget {
       },
       (error: unknown) => {
         // Counted and logged; the warnings, retries and dead letter are the durable copy's.
-        this.stats.handOverFailures++;
-        this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-failed" });
+        tally(this.stats, "handOverFailures", this.metrics.handled, {
+          consumer: this.name,
+          outcome: "hand-over-failed",
+        });
         this.logger.debug(
           { consumer: this.name, eventId: envelope.eventId, err: error },
           "handed-over event not handled; its durable copy will be",
@@ -528,12 +529,8 @@ export class Consumer implements HandOverTarget {
       unpark,
       now,
     });
-    this.stats.deadLetters++;
-    this.metrics.deadLetters.inc({ consumer: this.name });
-    if (conflict) {
-      this.stats.conflicts++;
-      this.metrics.conflicts.inc({ consumer: this.name, kind: conflict.kind });
-    }
+    tally(this.stats, "deadLetters", this.metrics.deadLetters, { consumer: this.name });
+    if (conflict) tally(this.stats, "conflicts", this.metrics.conflicts, { consumer: this.name, kind: conflict.kind });
     this.metrics.handled.inc({ consumer: this.name, outcome: "dead" });
     this.logger.error(
       { consumer: this.name, messageId, subject: delivery.subject, attempts, reason, err: error },
@@ -655,10 +652,7 @@ export class Consumer implements HandOverTarget {
   }
 
   private countBackwards(facts: readonly string[]): void {
-    for (const fact of facts) {
-      this.stats.backwards++;
-      this.metrics.backwards.inc({ consumer: this.name, fact });
-    }
+    for (const fact of facts) tally(this.stats, "backwards", this.metrics.backwards, { consumer: this.name, fact });
   }
 
   /** Returns "applied" or "duplicate" as the actor saw it. */

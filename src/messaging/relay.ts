@@ -10,6 +10,7 @@ import type { Ownership } from "../core/slices.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
+import { tally } from "../observability/tally.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { EventHandOver, type LocalConsumer, type PreparedRow } from "./event-hand-over.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -258,8 +259,7 @@ export class Relay {
       if (prepared.kind === "unsigned") throw prepared.error;
       await this.transport.publish(prepared.signed, this.subjectOf(prepared.envelope));
     } catch (error) {
-      this.stats.failures++;
-      this.metrics.publishFailures.inc({ relay: this.owner });
+      tally(this.stats, "failures", this.metrics.publishFailures, { relay: this.owner });
       const attempts = row.attempts + 1;
       const delay = backoffMs(attempts, this.retryBaseMs, this.retryMaxMs);
       this.logger.warn({ id: row.id, attempts, delay, err: error }, "publish failed; will retry");
@@ -280,8 +280,7 @@ export class Relay {
       this.clock.now(),
     );
     if (!marked) this.logger.warn({ id: row.id }, "lease lost before marking published; it may be published again");
-    this.stats.published++;
-    this.metrics.published.inc({ relay: this.owner });
+    tally(this.stats, "published", this.metrics.published, { relay: this.owner });
     this.metrics.relayLag.observe({ relay: this.owner }, Math.max(0, this.clock.now() - row.createdAt) / 1000);
     return true;
   }
