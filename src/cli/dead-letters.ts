@@ -3,7 +3,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { recordAction } from "../console/audit.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { DeadLetterRecord, Journal } from "../journal/types.js";
 import type { Consumer } from "../messaging/consumer.js";
 import { DeadLetters } from "../messaging/dead-letters.js";
@@ -66,8 +67,7 @@ export function registerDeadLetterCommands(
   options: DeadLetterCommandsOptions = {},
 ): void {
   const out = options.out ?? ((text: string) => void process.stdout.write(text));
-  const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? randomIds;
+  const { clock, ids } = resolveEnvironment(options);
   const group = program.command("dead-letters").description("inspect, replay or discard dead-lettered messages");
 
   const operator = (raw: unknown) => {

@@ -3,7 +3,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { recordAction } from "../console/audit.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type {
   ConsumerStateReader,
   DeadLetterReader,
@@ -71,8 +72,7 @@ export function registerGapCommands(
 ): void {
   const out = options.out ?? ((text: string) => void process.stdout.write(text));
   const stdin = options.stdin ?? readStdin;
-  const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? randomIds;
+  const { clock, ids } = resolveEnvironment(options);
   const group = program
     .command("gaps")
     .description("list, skip or supply the gaps of sequenced consumers (messages parked behind a missing version)");

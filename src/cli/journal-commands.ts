@@ -5,7 +5,8 @@ import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import type { AnyActor } from "../core/actor.js";
 import { parseAddress } from "../core/address.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import { readEvent } from "../core/recovery.js";
 import type { EventReader, EventRecord, InboxStore, JournalAdmin, OutboxStore } from "../journal/types.js";
 import { pruneInbox } from "../messaging/inbox-retention.js";
@@ -37,7 +38,7 @@ export function registerJournalCommands(
   options: JournalCommandsOptions = {},
 ): void {
   const out = options.out ?? ((text: string) => process.stdout.write(`${text}\n`));
-  const clock = options.clock ?? systemClock;
+  const { clock } = resolveEnvironment(options);
 
   program
     .command("migrate")

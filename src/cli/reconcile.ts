@@ -3,7 +3,8 @@ import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { recordAction } from "../console/audit.js";
 import { settleAndRecord } from "../console/settlements.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import { Reconciliation, type ReconciliationJournal } from "../effects/reconciliation.js";
 import type { EffectStatus, EffectView, Settlement } from "../effects/types.js";
 import { listEffects } from "../effects/view.js";
@@ -95,8 +96,7 @@ export function registerReconcileCommands(
   output: CliOutput = stdout,
   env: { clock?: Clock; ids?: IdGenerator } = {},
 ): void {
-  const clock = env.clock ?? systemClock;
-  const ids = env.ids ?? randomIds;
+  const { clock, ids } = resolveEnvironment(env);
   const reconcile = program
     .command("reconcile")
     .description("effects waiting for an operator (outcome Unknown, or retries exhausted): list, settle, retry");

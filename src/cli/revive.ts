@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { recordAction } from "../console/audit.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import { EffectNotFoundError } from "../effects/errors.js";
 import type { EffectView } from "../effects/types.js";
 import { effectView } from "../effects/view.js";
@@ -39,9 +40,10 @@ export async function reviveEffect(
   journal: ReviveJournal,
   key: string,
   revival: Revival,
-  clock: Clock = systemClock,
-  ids: IdGenerator = randomIds,
+  clock?: Clock,
+  ids?: IdGenerator,
 ): Promise<EffectView> {
+  const env = resolveEnvironment({ clock, ids });
   const parsed = revivalSchema.safeParse(revival);
   if (!parsed.success) {
     throw new InvalidInputError(
@@ -56,7 +58,7 @@ export async function reviveEffect(
       `effect "${key}" is not dead (its outbox status is "${row.status}"): only a dead effect can be revived`,
     );
   }
-  const action = await recordAction(journal, clock, ids, {
+  const action = await recordAction(journal, env.clock, env.ids, {
     by: parsed.data.by,
     action: "revive",
     target: key,
@@ -65,7 +67,7 @@ export async function reviveEffect(
     via: "cli",
     previousError: row.lastError,
   });
-  const now = clock.now();
+  const now = env.clock.now();
   const revived = await journal.forceOutbox(
     key,
     { status: "pending", notBefore: now, lastError: `revived by ${action.by}; it was dead: ${row.lastError ?? "?"}` },
@@ -81,8 +83,8 @@ export function registerReviveCommand(
   effects: Command,
   openJournal: () => Promise<ReviveJournal>,
   out: (text: string) => void,
-  clock: Clock = systemClock,
-  ids: IdGenerator = randomIds,
+  clock?: Clock,
+  ids?: IdGenerator,
 ): void {
   effects
     .command("revive")

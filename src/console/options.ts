@@ -1,5 +1,6 @@
 import { CONSOLE_DEFAULTS, positiveInteger, positiveMs } from "../base/defaults.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import { Reconciliation } from "../effects/reconciliation.js";
 import type { Settlement } from "../effects/types.js";
 import type { ConsoleQueries } from "../journal/console-queries.js";
@@ -96,7 +97,7 @@ export interface ConsoleContext {
 export type ConsoleView = Omit<ConsoleContext, "journal"> & { readonly journal: ConsoleReader };
 
 export function consoleContext(options: ConsoleOptions, prefix: string): ConsoleContext {
-  const clock = options.clock ?? systemClock;
+  const { clock, ids } = resolveEnvironment(options);
   return {
     journal: options.journal,
     token: assertBearerToken(options.token, "console token"),
@@ -107,7 +108,7 @@ export function consoleContext(options: ConsoleOptions, prefix: string): Console
     checkSettlement: options.checkSettlement ?? (() => {}),
     pollMs: positiveMs("console pollMs", options.pollMs ?? CONSOLE_DEFAULTS.pollMs),
     clock,
-    ids: options.ids ?? randomIds,
+    ids,
     prefix: prefix.replace(/\/+$/, ""),
   };
 }

@@ -1,5 +1,6 @@
 import { context } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
+import { RUNTIME_DEFAULTS } from "../base/defaults.js";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
@@ -32,7 +33,7 @@ import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observabil
 import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
 import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
-import { type Clock, type IdGenerator, type Random, randomIds, systemClock, systemRandom } from "./clock.js";
+import type { Clock, IdGenerator, Random } from "./clock.js";
 import { checkCommand } from "./command-schema.js";
 import {
   type Decision,
@@ -42,10 +43,11 @@ import {
   type RoutedOutcome,
   type Typed,
 } from "./decider.js";
-import { type Faults, noFaults } from "./faults.js";
+import { resolveEnvironment } from "./environment.js";
+import type { Faults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
-import { type Logger, resolveLogger } from "./logger.js";
+import type { Logger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { needsStamp, stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
@@ -176,18 +178,19 @@ export class Runtime {
 
   constructor(options: RuntimeOptions) {
     this.journal = options.journal;
-    this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIds;
-    this.random = options.random ?? systemRandom;
-    this.faults = options.faults ?? noFaults;
-    this.logger = resolveLogger(options.logger);
-    this.maxActive = options.maxActive ?? 10_000;
-    this.idleMs = options.idleMs ?? 5 * 60_000;
-    this.maxConflictRetries = options.maxConflictRetries ?? 30;
-    this.snapshotMetrics = snapshotMetrics(options.registry);
-    this.metrics = runtimeMetrics(options.registry);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.ids = env.ids;
+    this.random = env.random;
+    this.faults = env.faults;
+    this.logger = env.logger;
+    this.maxActive = options.maxActive ?? RUNTIME_DEFAULTS.maxActive;
+    this.idleMs = options.idleMs ?? RUNTIME_DEFAULTS.idleMs;
+    this.maxConflictRetries = options.maxConflictRetries ?? RUNTIME_DEFAULTS.maxConflictRetries;
+    this.snapshotMetrics = snapshotMetrics(env.registry);
+    this.metrics = runtimeMetrics(env.registry);
     this.ownership = options.ownership ?? ownsEverything();
-    this.ownershipMetrics = ownershipMetrics(options.registry);
+    this.ownershipMetrics = ownershipMetrics(env.registry);
     this.slices = new SliceGate(this.ownership, (slices) => this.evictSlices(slices));
     for (const definition of options.actors) {
       if (this.definitions.has(definition.type)) {

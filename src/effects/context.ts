@@ -5,6 +5,7 @@ import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
 import type { OutboxRow, OutboxStore, OutboxUpdate } from "../journal/types.js";
+import { tally } from "../observability/tally.js";
 import type { EffectMetrics } from "./metrics.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
@@ -90,8 +91,7 @@ export const emptyStats = (): DispatcherStats => ({
 export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxUpdate): Promise<boolean> {
   const ok = await ctx.journal.updateOutbox(row.id, ctx.owner, update, ctx.clock.now());
   if (!ok) {
-    ctx.stats.leaseLost++;
-    ctx.metrics.leaseLost.inc();
+    tally(ctx.stats, "leaseLost", ctx.metrics.leaseLost);
     ctx.logger.warn({ id: row.id, owner: ctx.owner }, "outbox lease lost; another dispatcher owns the row now");
   }
   return ok;

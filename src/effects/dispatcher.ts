@@ -1,15 +1,18 @@
 import { setMaxListeners } from "node:events";
 import type { Registry } from "prom-client";
+import { DISPATCHER_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
-import { type Faults, noFaults } from "../core/faults.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
 import type { Ownership } from "../core/slices.js";
 import { outboxSlice } from "../journal/outbox-slice.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, NewOutboxRow, OutboxCategory, OutboxRow, OutboxStore } from "../journal/types.js";
 import { outboxStepSpan } from "../observability/outbox-spans.js";
+import { tally } from "../observability/tally.js";
 import { backoffDelay } from "./backoff.js";
 import {
   type CommandSink,
@@ -64,8 +67,8 @@ export interface DispatcherOptions {
 }
 
 const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
-  maxAttempts: 25,
-  backoff: { initialMs: 500, maxMs: 60_000, multiplier: 2, jitter: 0.2 },
+  maxAttempts: DISPATCHER_DEFAULTS.messageMaxAttempts,
+  backoff: { ...DISPATCHER_DEFAULTS.messageBackoff },
 };
 
 /**
@@ -122,11 +125,12 @@ export class Dispatcher implements HandOver {
     requireSameSliceCount(`Dispatcher ${options.owner}`, options.ownership, options.journal);
     this.ownership = options.ownership;
     this.categories = options.categories ?? ["effect", "message"];
-    this.batchSize = positive("batchSize", options.batchSize ?? 32);
-    this.concurrency = positive("concurrency", options.concurrency ?? 8);
-    this.pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? 1_000);
-    this.clock = options.clock ?? systemClock;
-    this.logger = resolveLogger(options.logger);
+    this.batchSize = positive("batchSize", options.batchSize ?? DISPATCHER_DEFAULTS.batchSize);
+    this.concurrency = positive("concurrency", options.concurrency ?? DISPATCHER_DEFAULTS.concurrency);
+    this.pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? DISPATCHER_DEFAULTS.pollIntervalMs);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.logger = env.logger;
     this.defaultPolicy = resolvePolicy(options.defaultPolicy);
     const handlers = new Map<string, EffectHandler>();
     for (const handler of options.handlers ?? []) {
@@ -154,15 +158,15 @@ export class Dispatcher implements HandOver {
       this.policies.size > 0
         ? Math.max(...[...this.policies.values()].map((p) => p.leaseMs))
         : this.defaultPolicy.leaseMs;
-    const metrics = effectMetrics(options.registry);
+    const metrics = effectMetrics(env.registry);
     const warned = new Set<string>();
     this.ctx = {
       journal: this.journal,
       runtime: options.runtime,
       owner: this.owner,
       clock: this.clock,
-      random: options.random ?? systemRandom,
-      faults: options.faults ?? noFaults,
+      random: env.random,
+      faults: env.faults,
       logger: this.logger,
       signal: this.stopping.signal,
       handlers,
@@ -211,8 +215,8 @@ export class Dispatcher implements HandOver {
       ...(slices === undefined ? {} : { slices }),
     });
     if (rows.length === 0) return 0;
-    this.stats.claimed += rows.length;
-    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "claim" });
+    for (const row of rows)
+      tally(this.stats, "claimed", this.ctx.metrics.taken, { category: row.category, how: "claim" });
     const errors: unknown[] = [];
     let next = 0;
     const worker = async () => {
@@ -275,9 +279,10 @@ export class Dispatcher implements HandOver {
    */
   take(rows: OutboxRow[]): void {
     if (this.stopping.signal.aborted) return;
+    // Counted in `claimed` too: a hand-over is a claim without the query.
     this.stats.claimed += rows.length;
-    this.stats.handedOver += rows.length;
-    for (const row of rows) this.ctx.metrics.taken.inc({ category: row.category, how: "hand-over" });
+    for (const row of rows)
+      tally(this.stats, "handedOver", this.ctx.metrics.taken, { category: row.category, how: "hand-over" });
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
       const work = this.inSlot(() => {

@@ -2,6 +2,7 @@ import { CommandRejectedError, InvalidInputError, NotOwnerError } from "../base/
 import type { EffectOutcome, Typed } from "../core/decider.js";
 import { VersionTooNewError } from "../core/upcast.js";
 import type { OutboxRow } from "../journal/types.js";
+import { tally } from "../observability/tally.js";
 import { backoffDelay } from "./backoff.js";
 import { correlated, errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
 import { compactState, type MessageRowState, messageRowState } from "./row-state.js";
@@ -78,9 +79,10 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
 async function finishForward(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<void> {
   const result = ack.outcome === "delivered" ? { reply: ack.reply } : { error: ack.error };
   if (!(await writeRow(ctx, row, { status: "done", outcome: ack.outcome, result }))) return;
-  if (ack.outcome === "delivered") ctx.stats.delivered++;
-  else ctx.stats.rejected++;
-  ctx.metrics.messages.inc({ actor: row.kind, outcome: ack.outcome });
+  tally(ctx.stats, ack.outcome === "delivered" ? "delivered" : "rejected", ctx.metrics.messages, {
+    actor: row.kind,
+    outcome: ack.outcome,
+  });
 }
 
 function parsePayload(
@@ -101,8 +103,7 @@ function parsePayload(
 async function retryOrBury(ctx: StepContext, row: OutboxRow, error: unknown): Promise<void> {
   const policy = ctx.messageRetry;
   if (row.attempts >= policy.maxAttempts) {
-    ctx.stats.dead++;
-    ctx.metrics.messages.inc({ actor: row.kind, outcome: "dead" });
+    tally(ctx.stats, "dead", ctx.metrics.messages, { actor: row.kind, outcome: "dead" });
     ctx.logger.error({ id: row.id, to: (row.payload as { to?: string }).to, err: error }, "message delivery gave up");
     await writeRow(ctx, row, { status: "dead", lastError: errorText(error) });
     return;
@@ -133,7 +134,8 @@ async function recordAck(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<vo
     });
     return;
   }
-  if (ack.outcome === "delivered") ctx.stats.delivered++;
-  else ctx.stats.rejected++;
-  ctx.metrics.messages.inc({ actor: row.kind, outcome: ack.outcome });
+  tally(ctx.stats, ack.outcome === "delivered" ? "delivered" : "rejected", ctx.metrics.messages, {
+    actor: row.kind,
+    outcome: ack.outcome,
+  });
 }

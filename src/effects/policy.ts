@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EFFECT_RETRY_DEFAULTS } from "../base/defaults.js";
+import { EFFECT_POLICY_DEFAULTS, EFFECT_RETRY_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { Backoff, EffectPolicy } from "./types.js";
 
@@ -8,16 +8,16 @@ import type { Backoff, EffectPolicy } from "./types.js";
  * and is looked up or reconciled rather than run again blindly.
  */
 export const DEFAULT_EFFECT_POLICY: EffectPolicy = {
-  timeoutMs: 10_000,
+  timeoutMs: EFFECT_POLICY_DEFAULTS.timeoutMs,
   providerDedups: false,
-  maxAttempts: 5,
+  maxAttempts: EFFECT_POLICY_DEFAULTS.maxAttempts,
   backoff: { ...EFFECT_RETRY_DEFAULTS.backoff },
   notPerformedMaxAttempts: EFFECT_RETRY_DEFAULTS.notPerformedMaxAttempts,
   notPerformedMaxAgeMs: EFFECT_RETRY_DEFAULTS.notPerformedMaxAgeMs,
-  lookupAttempts: 10,
-  lookupBackoff: { initialMs: 5_000, maxMs: 5 * 60_000, multiplier: 2, jitter: 0.2 },
+  lookupAttempts: EFFECT_POLICY_DEFAULTS.lookupAttempts,
+  lookupBackoff: { ...EFFECT_POLICY_DEFAULTS.lookupBackoff },
   rerunAfterNotFoundMs: null,
-  leaseMs: 30_000,
+  leaseMs: EFFECT_POLICY_DEFAULTS.leaseMs,
 };
 
 const backoffSchema = z

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, systemClock } from "../core/clock.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Clock } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 import type { OutboxReader, OutboxRow, OutboxStore } from "../journal/types.js";
 import { EffectNotFoundError, EffectNotRetryableError, EffectNotSettleableError } from "./errors.js";
 import { compactState, effectRowState, type PendingOutcome } from "./row-state.js";
@@ -84,8 +85,9 @@ export class Reconciliation {
 
   constructor(options: { journal: ReconciliationJournal; clock?: Clock; logger?: Logger }) {
     this.journal = options.journal;
-    this.clock = options.clock ?? systemClock;
-    this.logger = resolveLogger(options.logger);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.logger = env.logger;
   }
 
   async list(filter: { kind?: string; owner?: string; limit?: number } = {}): Promise<ReconciliationItem[]> {

@@ -2,10 +2,11 @@ import type { Registry } from "prom-client";
 import { HOST_DEFAULTS, positiveMs } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { AnyActor } from "../core/actor.js";
-import { type Clock, type IdGenerator, type Random, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator, Random } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { Faults } from "../core/faults.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
 import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from "../core/runtime.js";
 import type { Ownership } from "../core/slices.js";
 import { snapshotMetrics } from "../core/snapshot-metrics.js";
@@ -99,8 +100,8 @@ export interface HostOptions {
   logger?: Logger;
   /**
    * Where the metrics of every component go: the runtime's, the dispatcher's, the relay's and the
-   * consumers' (a relay or consumer given its own `metrics` keeps them). When absent, each
-   * component keeps its metrics in a private registry.
+   * consumers' (a relay or consumer given its own `metrics` keeps them). When absent, one private
+   * registry of this host's (see `resolveEnvironment`).
    */
   registry?: Registry;
   /**
@@ -171,22 +172,24 @@ export class Host {
     if (!Array.isArray(options.actors))
       throw new InvalidInputError("createHost needs actors: an array of actor definitions");
     this.actors = options.actors;
-    const ids = options.ids ?? randomIds;
+    // Resolved once: every component below gets these same parts (see docs/guide/environment.md).
+    const env = resolveEnvironment(options);
+    const ids = env.ids;
     this.name = options.name ?? `host-${ids.next()}`;
-    this.clock = options.clock ?? systemClock;
-    this.logger = resolveLogger(options.logger);
+    this.clock = env.clock;
+    this.logger = env.logger;
     this.signal = new CommitSignal(options.journal);
     this.journal = this.signal.journal;
-    const registry = options.registry === undefined ? {} : { registry: options.registry };
+    const registry = { registry: env.registry };
     const shared = {
       journal: this.journal,
       clock: this.clock,
-      ...(options.random === undefined ? {} : { random: options.random }),
-      ...(options.faults === undefined ? {} : { faults: options.faults }),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      random: env.random,
+      faults: env.faults,
+      logger: env.logger,
     };
     // Messaging metrics are one set per registry, shared by the relay and every consumer.
-    const messaging = options.registry === undefined ? {} : { metrics: messagingMetrics(options.registry) };
+    const messaging = { metrics: messagingMetrics(env.registry) };
     const given = options.ownership;
     // Lease commits go to the given journal, not the observed one: they are no actor's commits.
     this.leases =
@@ -232,8 +235,8 @@ export class Host {
       this.ownTransport = new JournalTransport({
         journal: this.journal,
         clock: this.clock,
-        ...(options.random === undefined ? {} : { random: options.random }),
-        ...(options.logger === undefined ? {} : { logger: options.logger }),
+        random: env.random,
+        logger: env.logger,
       });
     }
     const wired = options.transport === "journal" ? this.ownTransport : options.transport;
@@ -282,8 +285,8 @@ export class Host {
       runtime: this.runtime,
       clock: this.clock,
       stopped: this.stopping.signal,
-      // The runtime's own set when a registry is given (one set per registry), so a wait's recovery counts there too.
-      snapshotMetrics: snapshotMetrics(options.registry),
+      // The runtime's own set (one set per registry), so a wait's recovery counts there too.
+      snapshotMetrics: snapshotMetrics(env.registry),
     });
   }
 

@@ -105,11 +105,11 @@ export class GroupCommitter<C, R> {
     options: GroupCommitOptions<C> = {},
   ) {
     this.maxBatch = positiveInteger("maxBatch", options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
-    this.maxInFlight = positiveInteger("maxInFlight", options.maxInFlight ?? 1);
-    const spreadOver = positiveInteger("spreadOver", options.spreadOver ?? 1);
+    this.maxInFlight = positiveInteger("maxInFlight", options.maxInFlight ?? GROUP_COMMIT_DEFAULTS.maxInFlight);
+    const spreadOver = positiveInteger("spreadOver", options.spreadOver ?? GROUP_COMMIT_DEFAULTS.spreadOver);
     this.spreadOver = Math.min(spreadOver, this.maxInFlight);
-    this.minSplit = positiveInteger("minSplit", options.minSplit ?? 8);
-    this.maxRetries = options.maxRetries ?? 5;
+    this.minSplit = positiveInteger("minSplit", options.minSplit ?? GROUP_COMMIT_DEFAULTS.minSplit);
+    this.maxRetries = options.maxRetries ?? GROUP_COMMIT_DEFAULTS.maxRetries;
     this.startNow = (options.start ?? "now") === "now";
     // Keys matter only when batches can overlap; with one in flight, submit order is batch order.
     this.keysOf = this.maxInFlight > 1 ? options.keysOf : undefined;

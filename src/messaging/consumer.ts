@@ -1,3 +1,5 @@
+import type { Registry } from "prom-client";
+import { MESSAGING_DEFAULTS } from "../base/defaults.js";
 import {
   CheckpointConflictError,
   DuplicateMessageError,
@@ -11,10 +13,11 @@ import {
   toError,
 } from "../base/errors.js";
 import { storableId } from "../base/storable-text.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
 import type { Typed } from "../core/decider.js";
-import { type Faults, noFaults } from "../core/faults.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Faults } from "../core/faults.js";
+import type { Logger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime, SendOptions } from "../core/runtime.js";
 import { type Schemas, VersionTooNewError } from "../core/upcast.js";
@@ -27,6 +30,7 @@ import type {
   InboxReader,
 } from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
+import { tally } from "../observability/tally.js";
 import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
@@ -81,6 +85,8 @@ export interface ConsumerOptions {
   faults?: Faults;
   logger?: Logger;
   metrics?: MessagingMetrics;
+  /** Where the consumer's metrics are registered when `metrics` is not given; a private registry by default. */
+  registry?: Registry;
   /**
    * Deliveries before a failing message is dead-lettered (default 5). Terminal errors go at once.
    * Counted from the first delivery of the message that failed in this process, so deliveries
@@ -208,24 +214,25 @@ export class Consumer implements HandOverTarget {
     this.runtime = options.runtime;
     this.commands = options.commands;
     this.types = options.types ? new Set(options.types) : undefined;
-    this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIds;
-    this.faults = options.faults ?? noFaults;
-    this.logger = resolveLogger(options.logger);
-    this.metrics = options.metrics ?? messagingMetrics();
-    this.maxDeliveries = options.maxDeliveries ?? 5;
-    this.retryBaseMs = options.retryBaseMs ?? 200;
-    this.retryMaxMs = options.retryMaxMs ?? 30_000;
-    this.deferBaseMs = options.deferBaseMs ?? 1_000;
-    this.deferMaxMs = options.deferMaxMs ?? 30_000;
-    this.maxConflictRetries = options.maxConflictRetries ?? 10;
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.ids = env.ids;
+    this.faults = env.faults;
+    this.logger = env.logger;
+    this.metrics = options.metrics ?? messagingMetrics(env.registry);
+    this.maxDeliveries = options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries;
+    this.retryBaseMs = options.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs;
+    this.retryMaxMs = options.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs;
+    this.deferBaseMs = options.deferBaseMs ?? MESSAGING_DEFAULTS.deferBaseMs;
+    this.deferMaxMs = options.deferMaxMs ?? MESSAGING_DEFAULTS.deferMaxMs;
+    this.maxConflictRetries = options.maxConflictRetries ?? MESSAGING_DEFAULTS.consumerConflictRetries;
     this.verifier = options.verifier;
     this.rebuilding = options.rebuilding ?? false;
     if (this.handler.kind === "command" && !this.runtime) {
       throw new NotRegisteredError(`consumer "${this.name}" routes commands but was given no runtime`);
     }
     this.gaps = new GapMonitor(this, {
-      timeoutMs: options.gapTimeoutMs ?? 60_000,
+      timeoutMs: options.gapTimeoutMs ?? MESSAGING_DEFAULTS.gapTimeoutMs,
       reconcile: options.reconcile,
     });
   }
@@ -257,9 +264,8 @@ export class Consumer implements HandOverTarget {
 
   private count(result: HandleResult): HandleResult {
     const key = { applied: "applied", duplicate: "duplicates", parked: "parked", ignored: "ignored" } as const;
-    this.stats[key[result.outcome]]++;
+    tally(this.stats, key[result.outcome], this.metrics.handled, { consumer: this.name, outcome: result.outcome });
     this.stats.released += result.released;
-    this.metrics.handled.inc({ consumer: this.name, outcome: result.outcome });
     return result;
   }
 
@@ -274,8 +280,7 @@ export class Consumer implements HandOverTarget {
     // The durable copy of an event this process handed over: settled by that handling.
     const handedOver = this.handedOver.take(delivery.messageId, delivery.body);
     if (handedOver && (await handedOver)) {
-      this.stats.copiesSettled++;
-      this.metrics.handled.inc({ consumer: this.name, outcome: "copy" });
+      tally(this.stats, "copiesSettled", this.metrics.handled, { consumer: this.name, outcome: "copy" });
       return { kind: "ack" };
     }
     let envelope: Envelope;
@@ -349,8 +354,10 @@ export class Consumer implements HandOverTarget {
       },
       (error: unknown) => {
         // Counted and logged; the warnings, retries and dead letter are the durable copy's.
-        this.stats.handOverFailures++;
-        this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-failed" });
+        tally(this.stats, "handOverFailures", this.metrics.handled, {
+          consumer: this.name,
+          outcome: "hand-over-failed",
+        });
         this.logger.debug(
           { consumer: this.name, eventId: envelope.eventId, err: error },
           "handed-over event not handled; its durable copy will be",
@@ -522,12 +529,8 @@ export class Consumer implements HandOverTarget {
       unpark,
       now,
     });
-    this.stats.deadLetters++;
-    this.metrics.deadLetters.inc({ consumer: this.name });
-    if (conflict) {
-      this.stats.conflicts++;
-      this.metrics.conflicts.inc({ consumer: this.name, kind: conflict.kind });
-    }
+    tally(this.stats, "deadLetters", this.metrics.deadLetters, { consumer: this.name });
+    if (conflict) tally(this.stats, "conflicts", this.metrics.conflicts, { consumer: this.name, kind: conflict.kind });
     this.metrics.handled.inc({ consumer: this.name, outcome: "dead" });
     this.logger.error(
       { consumer: this.name, messageId, subject: delivery.subject, attempts, reason, err: error },
@@ -649,10 +652,7 @@ export class Consumer implements HandOverTarget {
   }
 
   private countBackwards(facts: readonly string[]): void {
-    for (const fact of facts) {
-      this.stats.backwards++;
-      this.metrics.backwards.inc({ consumer: this.name, fact });
-    }
+    for (const fact of facts) tally(this.stats, "backwards", this.metrics.backwards, { consumer: this.name, fact });
   }
 
   /** Returns "applied" or "duplicate" as the actor saw it. */

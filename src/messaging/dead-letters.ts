@@ -1,5 +1,6 @@
 import { InvalidInputError, NotRegisteredError } from "../base/errors.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { DeadLetterFilter, DeadLetterRecord, DeadLetterStore } from "../journal/types.js";
 import type { DeadLetterReason } from "./conflicts.js";
 import type { Consumer } from "./consumer.js";
@@ -50,7 +51,7 @@ export class DeadLetters {
     options: { consumers?: Consumer[]; clock?: Clock } = {},
   ) {
     for (const consumer of options.consumers ?? []) this.consumers.set(consumer.name, consumer);
-    this.clock = options.clock ?? systemClock;
+    this.clock = resolveEnvironment(options).clock;
   }
 
   register(consumer: Consumer): this {

@@ -1,4 +1,5 @@
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../core/clock.js";
+import type { Clock, IdGenerator } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { Schemas } from "../core/upcast.js";
 import type { ConsumerState, DocumentReader, ForgottenConsumer, OutboxReader } from "../journal/types.js";
 import { setOwner } from "./collection-owners.js";
@@ -90,8 +91,7 @@ export async function rebuildProjection(
   options: RebuildOptions,
 ): Promise<{ handled: number; consumer: string; forgotten: ForgottenConsumer }> {
   const { journal, projection, name } = options;
-  const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? randomIds;
+  const { clock, ids } = resolveEnvironment(options);
   const collection = projection.collection;
   await setOwner(journal, collection, { consumer: name, since: clock.now(), rebuilding: true }, clock.now());
   const existing = await journal.listDocuments(collection);

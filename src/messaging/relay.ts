@@ -1,12 +1,16 @@
+import type { Registry } from "prom-client";
+import { RELAY_DEFAULTS } from "../base/defaults.js";
 import { toError } from "../base/errors.js";
-import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
-import { type Faults, noFaults } from "../core/faults.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Faults } from "../core/faults.js";
+import type { Logger } from "../core/logger.js";
 import type { Runtime } from "../core/runtime.js";
 import type { Ownership } from "../core/slices.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
+import { tally } from "../observability/tally.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { EventHandOver, type LocalConsumer, type PreparedRow } from "./event-hand-over.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -38,6 +42,8 @@ export interface RelayOptions {
   faults?: Faults;
   logger?: Logger;
   metrics?: MessagingMetrics;
+  /** Where the relay's metrics are registered when `metrics` is not given; a private registry by default. */
+  registry?: Registry;
   /** A claimed row not marked within this time is claimed again (and republished). Default 30 s. */
   leaseMs?: number;
   /** Rows per claim (default 100). With in-stream order, at most one row per stream per claim. */
@@ -112,16 +118,17 @@ export class Relay {
     this.subjectOf = options.subjectOf ?? ((envelope) => subjectFor(prefix, envelope));
     this.signer = options.signer;
     this.owner = options.owner ?? "relay";
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.faults = options.faults ?? noFaults;
-    this.logger = resolveLogger(options.logger);
-    this.metrics = options.metrics ?? messagingMetrics();
-    this.leaseMs = options.leaseMs ?? 30_000;
-    this.batchSize = options.batchSize ?? 100;
-    this.pollMs = options.pollMs ?? 1000;
-    this.retryBaseMs = options.retryBaseMs ?? 200;
-    this.retryMaxMs = options.retryMaxMs ?? 30_000;
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.random = env.random;
+    this.faults = env.faults;
+    this.logger = env.logger;
+    this.metrics = options.metrics ?? messagingMetrics(env.registry);
+    this.leaseMs = options.leaseMs ?? RELAY_DEFAULTS.leaseMs;
+    this.batchSize = options.batchSize ?? RELAY_DEFAULTS.batchSize;
+    this.pollMs = options.pollMs ?? RELAY_DEFAULTS.pollMs;
+    this.retryBaseMs = options.retryBaseMs ?? RELAY_DEFAULTS.retryBaseMs;
+    this.retryMaxMs = options.retryMaxMs ?? RELAY_DEFAULTS.retryMaxMs;
   }
 
   /**
@@ -252,8 +259,7 @@ export class Relay {
       if (prepared.kind === "unsigned") throw prepared.error;
       await this.transport.publish(prepared.signed, this.subjectOf(prepared.envelope));
     } catch (error) {
-      this.stats.failures++;
-      this.metrics.publishFailures.inc({ relay: this.owner });
+      tally(this.stats, "failures", this.metrics.publishFailures, { relay: this.owner });
       const attempts = row.attempts + 1;
       const delay = backoffMs(attempts, this.retryBaseMs, this.retryMaxMs);
       this.logger.warn({ id: row.id, attempts, delay, err: error }, "publish failed; will retry");
@@ -274,8 +280,7 @@ export class Relay {
       this.clock.now(),
     );
     if (!marked) this.logger.warn({ id: row.id }, "lease lost before marking published; it may be published again");
-    this.stats.published++;
-    this.metrics.published.inc({ relay: this.owner });
+    tally(this.stats, "published", this.metrics.published, { relay: this.owner });
     this.metrics.relayLag.observe({ relay: this.owner }, Math.max(0, this.clock.now() - row.createdAt) / 1000);
     return true;
   }

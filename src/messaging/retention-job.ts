@@ -1,6 +1,7 @@
 import { positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
-import { type Clock, systemClock } from "../core/clock.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import type { Clock } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 
 export interface RetentionJobOptions {
   /** How long a record is kept; what it must cover is said by each job. */
@@ -32,8 +33,9 @@ export abstract class RetentionJob {
   ) {
     this.retentionMs = positiveMs(`${what} retention`, options.retentionMs ?? defaultRetentionMs);
     this.intervalMs = positiveMs(`${what} pruning interval`, options.intervalMs ?? RETENTION_DEFAULTS.intervalMs);
-    this.clock = options.clock ?? systemClock;
-    this.logger = resolveLogger(options.logger);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.logger = env.logger;
   }
 
   /** Delete what is older than `now - retentionMs`; returns how many records went. */

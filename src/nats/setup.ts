@@ -1,4 +1,5 @@
 import type { JetStreamManager } from "@nats-io/jetstream";
+import { NATS_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError, TerminalError } from "../base/errors.js";
 import { jetStreamClient, natsNode } from "./driver.js";
 
@@ -54,7 +55,7 @@ export async function ensureStream(jsm: JetStreamManager, setup: StreamSetup): P
   const config = {
     name: setup.name,
     subjects: setup.subjects,
-    duplicate_window: nanos(setup.duplicateWindowMs ?? 120_000),
+    duplicate_window: nanos(setup.duplicateWindowMs ?? NATS_DEFAULTS.duplicateWindowMs),
     storage: setup.storage === "memory" ? StorageType.Memory : StorageType.File,
   };
   try {

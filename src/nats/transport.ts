@@ -1,6 +1,8 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { MESSAGING_DEFAULTS, NATS_DEFAULTS } from "../base/defaults.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
 import { brokerMessageId } from "../messaging/signing.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
@@ -10,11 +12,8 @@ import { PullLoop } from "./subscription.js";
 
 const { jetstream, jetstreamManager } = jetStreamClient;
 
-/**
- * NATS's own default is 30 s: with workers killed every few seconds (the chaos run), each kill left
- * the messages it held (up to a pull batch per durable) waiting 30 s, and orders took minutes.
- */
-export const DEFAULT_ACK_WAIT_MS = 5000;
+/** The ack wait of a durable (see `NATS_DEFAULTS.ackWaitMs` for why 5 s). */
+export const DEFAULT_ACK_WAIT_MS = NATS_DEFAULTS.ackWaitMs;
 
 export interface NatsTransportOptions {
   connection: NatsConnection;
@@ -56,7 +55,7 @@ export class NatsTransport implements Transport {
     private readonly jsm: JetStreamManager,
   ) {
     this.js = jetstream(o.connection);
-    this.logger = resolveLogger(o.logger);
+    this.logger = resolveEnvironment({ logger: o.logger }).logger;
   }
 
   /** Connects the JetStream API and creates or updates the stream. */
@@ -83,7 +82,7 @@ export class NatsTransport implements Transport {
   async publish(envelope: Envelope, subject: string): Promise<void> {
     await this.js.publish(subject, encodeEnvelope(envelope), {
       msgID: brokerMessageId(envelope),
-      timeout: this.o.publishTimeoutMs ?? 5000,
+      timeout: this.o.publishTimeoutMs ?? NATS_DEFAULTS.publishTimeoutMs,
     });
   }
 
@@ -93,8 +92,8 @@ export class NatsTransport implements Transport {
   }
 
   async subscribe(consumerName: string, options: SubscribeOptions, handler: DeliveryHandler): Promise<Subscription> {
-    const maxDeliveries = options.maxDeliveries ?? 5;
-    const concurrency = options.concurrency ?? 16;
+    const maxDeliveries = options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries;
+    const concurrency = options.concurrency ?? MESSAGING_DEFAULTS.concurrency;
     const ackWaitMs = this.o.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
     await ensureDurable(this.jsm, {
       stream: this.o.stream,
@@ -105,7 +104,7 @@ export class NatsTransport implements Transport {
       // itself failed, e.g. while the journal was unreachable.
       maxDeliver: -1,
       ackWaitMs,
-      maxAckPending: this.o.maxAckPending ?? 1000,
+      maxAckPending: this.o.maxAckPending ?? NATS_DEFAULTS.maxAckPending,
     });
     const loop = new PullLoop({
       nc: this.o.connection,
@@ -117,8 +116,8 @@ export class NatsTransport implements Transport {
       maxDeliveries,
       concurrency,
       logger: this.logger,
-      retryBaseMs: this.o.retryBaseMs ?? 200,
-      retryMaxMs: this.o.retryMaxMs ?? 30_000,
+      retryBaseMs: this.o.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs,
+      retryMaxMs: this.o.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs,
       ackWaitMs,
     });
     this.loops.add(loop);

@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from "prom-client";
-import { type Clock, systemClock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { Journal } from "../journal/types.js";
 import { type ConsumerLag, consumerLag, type PendingCount } from "../messaging/consumer-lag.js";
 
@@ -20,7 +21,7 @@ export interface ObserveConsumerLagOptions {
  */
 export function observeConsumerLag(options: ObserveConsumerLagOptions): void {
   const { journal, registry } = options;
-  const clock = options.clock ?? systemClock;
+  const { clock } = resolveEnvironment({ clock: options.clock, registry });
   let pending: Promise<ConsumerLag> | undefined;
   const read = () => {
     pending ??= consumerLag(journal, options.subscriptions).finally(() => {

@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from "prom-client";
-import { type Clock, systemClock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { JournalAdmin, JournalSummary } from "../journal/types.js";
 import { runtimeMetrics } from "./runtime-metrics.js";
 
@@ -29,7 +30,7 @@ const groupCommitting = (journal: ObservedJournal): journal is ObservedJournal &
  */
 export function observeJournal(options: ObserveJournalOptions): () => void {
   const { journal, registry } = options;
-  const clock = options.clock ?? systemClock;
+  const { clock } = resolveEnvironment({ clock: options.clock, registry });
   let pending: Promise<JournalSummary> | undefined;
   // Every gauge's collect starts in the same turn of one scrape: they share one read.
   const summary = () => {

@@ -1,7 +1,9 @@
 import type { Registry } from "prom-client";
+import { OWNERSHIP_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
-import { type Clock, type Random, SLEEP_CANCELLED, systemClock, systemRandom } from "../core/clock.js";
-import { type Logger, resolveLogger } from "../core/logger.js";
+import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
+import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 import { DEFAULT_SLICE_COUNT, type Ownership, requireSliceCount } from "../core/slices.js";
 import type { Journal } from "../journal/types.js";
 import { type OwnershipMetrics, ownershipMetrics } from "../observability/ownership-metrics.js";
@@ -85,17 +87,21 @@ export class SliceLeaseManager implements Ownership {
     this.sliceCount = requireSliceCount(options.sliceCount ?? DEFAULT_SLICE_COUNT);
     if (!options.workerId) throw new InvalidInputError("a slice lease manager needs a workerId");
     this.workerId = options.workerId;
-    this.leaseMs = positive("leaseMs", options.leaseMs ?? 6_000);
+    this.leaseMs = positive("leaseMs", options.leaseMs ?? OWNERSHIP_DEFAULTS.leaseMs);
     this.roundMs = positive("roundMs", options.roundMs ?? Math.floor(this.leaseMs / 3));
     if (this.roundMs >= this.leaseMs) {
       throw new InvalidInputError(`roundMs (${this.roundMs}) must be shorter than leaseMs (${this.leaseMs})`);
     }
-    this.maxMovesPerRound = positive("maxMovesPerRound", options.maxMovesPerRound ?? 4);
+    this.maxMovesPerRound = positive(
+      "maxMovesPerRound",
+      options.maxMovesPerRound ?? OWNERSHIP_DEFAULTS.maxMovesPerRound,
+    );
     this.store = new SliceLeaseStore(options.journal);
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.logger = resolveLogger(options.logger);
-    this.metrics = ownershipMetrics(options.registry);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.random = env.random;
+    this.logger = env.logger;
+    this.metrics = ownershipMetrics(env.registry);
   }
 
   owns(slice: number): boolean {

@@ -1,8 +1,10 @@
 import { Counter, type Registry } from "prom-client";
+import { OWNERSHIP_DEFAULTS } from "../base/defaults.js";
 import { CommandRejectedError, MessageConflictError, NotOwnerError, RetryableError } from "../base/errors.js";
 import { parseAddress } from "../core/address.js";
-import { type Clock, type IdGenerator, randomIds, SLEEP_CANCELLED, systemClock } from "../core/clock.js";
+import { type Clock, type IdGenerator, SLEEP_CANCELLED } from "../core/clock.js";
 import { isRoutedOutcome, outcomeMessageId, type Typed } from "../core/decider.js";
+import { resolveEnvironment } from "../core/environment.js";
 import type { HandOver } from "../core/hand-over.js";
 import { commandPrint, requireSameCommand } from "../core/held-command.js";
 import type { SendOptions, SendResult } from "../core/runtime.js";
@@ -110,11 +112,12 @@ export class CommandRouter implements CommandSink {
     this.runtime = options.runtime;
     this.journal = options.journal;
     this.ownership = options.ownership;
-    this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIds;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.ids = env.ids;
+    this.timeoutMs = options.timeoutMs ?? OWNERSHIP_DEFAULTS.forwardTimeoutMs;
     this.poll = options.pollMs ?? { initial: 5, max: 200 };
-    this.forwarded = metricsFor(options.registry);
+    this.forwarded = metricsFor(env.registry);
   }
 
   /** Whether this worker owns `address`'s slice now. */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { GROUP_COMMIT_DEFAULTS } from "../base/defaults.js";
+import { GROUP_COMMIT_DEFAULTS, JOURNAL_DEFAULTS } from "../base/defaults.js";
 import type {
   ConsumerPositions,
   DeadLetterMatch,
@@ -156,7 +156,11 @@ export class PostgresJournal implements Journal {
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
-      new Pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10, application_name: "oncely" });
+      new Pg.Pool({
+        connectionString: options.connectionString,
+        max: options.max ?? JOURNAL_DEFAULTS.postgresPoolMax,
+        application_name: "oncely",
+      });
     guardPool(this.pool, (error) => {
       this.lastPoolError = error;
     });

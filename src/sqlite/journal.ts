@@ -1,3 +1,4 @@
+import { JOURNAL_DEFAULTS } from "../base/defaults.js";
 import type {
   ConsumerPositions,
   DeadLetterMatch,
@@ -108,7 +109,9 @@ export class SqliteJournal implements Journal {
   readonly sliceCount: number;
 
   constructor(readonly options: SqliteJournalOptions) {
-    const db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    const db = new BetterSqlite3(options.path, {
+      timeout: options.busyTimeoutMs ?? JOURNAL_DEFAULTS.sqliteBusyTimeoutMs,
+    });
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     this.sliceCount = journalSliceCount(options.sliceCount);
@@ -120,7 +123,10 @@ export class SqliteJournal implements Journal {
       ),
     );
     this.sql = new Sql(db);
-    this.group = new GroupCommitter((batch) => this.writeBatch(batch), { start: "next-turn", maxBatch: 512 });
+    this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
+      start: "next-turn",
+      maxBatch: JOURNAL_DEFAULTS.sqliteMaxBatch,
+    });
     const claimTx = db.transaction((claim: ClaimOptions) => outbox.claimOutbox(this.sql, claim));
     this.claimTx = (claim) => claimTx.immediate(claim);
   }

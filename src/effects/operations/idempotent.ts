@@ -1,6 +1,8 @@
+import { OPERATIONS_DEFAULTS } from "../../base/defaults.js";
 import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../base/errors.js";
-import { type Clock, type IdGenerator, randomIds, systemClock } from "../../core/clock.js";
-import { type Logger, resolveLogger } from "../../core/logger.js";
+import type { Clock, IdGenerator } from "../../core/clock.js";
+import { resolveEnvironment } from "../../core/environment.js";
+import type { Logger } from "../../core/logger.js";
 import { requestHash } from "./canonical.js";
 import type { OperationOutcome, OperationStore } from "./types.js";
 
@@ -56,13 +58,14 @@ export class IdempotentOperations {
 
   constructor(options: IdempotentOperationsOptions) {
     this.store = options.store;
-    this.staleAfterMs = options.staleAfterMs ?? 5 * 60_000;
+    this.staleAfterMs = options.staleAfterMs ?? OPERATIONS_DEFAULTS.staleAfterMs;
     if (!Number.isFinite(this.staleAfterMs) || this.staleAfterMs <= 0) {
       throw new InvalidInputError(`staleAfterMs must be a positive number of ms, got ${this.staleAfterMs}`);
     }
-    this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIds;
-    this.logger = resolveLogger(options.logger);
+    const env = resolveEnvironment(options);
+    this.clock = env.clock;
+    this.ids = env.ids;
+    this.logger = env.logger;
   }
 
   async perform<R>(

@@ -1,5 +1,7 @@
-import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
-import { type Logger, resolveLogger } from "../../core/logger.js";
+import { MESSAGING_DEFAULTS } from "../../base/defaults.js";
+import type { Clock, Random } from "../../core/clock.js";
+import { resolveEnvironment } from "../../core/environment.js";
+import type { Logger } from "../../core/logger.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
 import { subjectMatches } from "../subjects.js";
@@ -82,12 +84,14 @@ export class InProcessTransport implements Transport {
   readonly stats = { published: 0, deduplicated: 0, deliveries: 0, duplicatesInjected: 0 };
 
   constructor(options: InProcessTransportOptions = {}) {
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.logger = resolveLogger(options.logger);
+    // `faults` here are delivery knobs, not fault points: the environment takes the rest.
+    const env = resolveEnvironment({ clock: options.clock, random: options.random, logger: options.logger });
+    this.clock = env.clock;
+    this.random = env.random;
+    this.logger = env.logger;
     this.knobs = options.faults ?? {};
-    this.retryBaseMs = options.retryBaseMs ?? 100;
-    this.retryMaxMs = options.retryMaxMs ?? 10_000;
+    this.retryBaseMs = options.retryBaseMs ?? MESSAGING_DEFAULTS.inProcessRetryBaseMs;
+    this.retryMaxMs = options.retryMaxMs ?? MESSAGING_DEFAULTS.inProcessRetryMaxMs;
     this.dedupPublishes = options.dedupPublishes ?? true;
   }
 
@@ -158,8 +162,8 @@ export class InProcessTransport implements Transport {
       durable = {
         name: consumerName,
         subjects: options.subjects,
-        maxDeliveries: options.maxDeliveries ?? 5,
-        concurrency: options.concurrency ?? 16,
+        maxDeliveries: options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries,
+        concurrency: options.concurrency ?? MESSAGING_DEFAULTS.concurrency,
         handler: undefined,
         ready: [],
         attempts: new Map(),

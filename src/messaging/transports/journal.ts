@@ -1,6 +1,7 @@
-import { JOURNAL_TRANSPORT_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
-import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
-import { type Logger, resolveLogger } from "../../core/logger.js";
+import { JOURNAL_TRANSPORT_DEFAULTS, MESSAGING_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
+import type { Clock, Random } from "../../core/clock.js";
+import { resolveEnvironment } from "../../core/environment.js";
+import type { Logger } from "../../core/logger.js";
 import type { PublishedLog } from "../../journal/types.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
@@ -64,9 +65,11 @@ export class JournalTransport implements Transport {
 
   constructor(options: JournalTransportOptions) {
     this.journal = options.journal;
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
-    this.logger = resolveLogger(options.logger);
+    // `faults` here are misdelivery knobs, not fault points: the environment takes the rest.
+    const env = resolveEnvironment({ clock: options.clock, random: options.random, logger: options.logger });
+    this.clock = env.clock;
+    this.random = env.random;
+    this.logger = env.logger;
     this.faults = options.faults ?? {};
     this.pollMs = positiveMs("journal transport pollMs", options.pollMs ?? JOURNAL_TRANSPORT_DEFAULTS.pollMs);
     this.batchSize = positiveInteger(
@@ -101,8 +104,8 @@ export class JournalTransport implements Transport {
       journal: this.journal,
       consumer: consumerName,
       subjects: options.subjects,
-      maxDeliveries: options.maxDeliveries ?? 5,
-      concurrency: options.concurrency ?? 16,
+      maxDeliveries: options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries,
+      concurrency: options.concurrency ?? MESSAGING_DEFAULTS.concurrency,
       handler,
       clock: this.clock,
       random: this.random,
