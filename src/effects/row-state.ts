@@ -82,9 +82,24 @@ const messageStateSchema = z.object({
     .optional(),
 });
 
+/**
+ * States the dispatcher put on rows it holds in memory (see `rowWithState`), by the `result`
+ * object: read back without parsing them again, as the protocol's interpreter does at every event.
+ */
+const heldStates = new WeakMap<object, EffectRowState>();
+
+/** The row held in memory with `state` as its `result` (compacted, as a write would store it). */
+export function rowWithState(row: OutboxRow, state: EffectRowState): OutboxRow {
+  const result = compactState(state);
+  heldStates.set(result, result);
+  return { ...row, result };
+}
+
 /** Read the state of a row that is not done. A foreign or empty `result` reads as a fresh state. */
 export function effectRowState(row: OutboxRow): EffectRowState {
   if (row.status === "done") return {};
+  const held = typeof row.result === "object" && row.result !== null ? heldStates.get(row.result) : undefined;
+  if (held) return held;
   const parsed = effectStateSchema.safeParse(row.result ?? {});
   return parsed.success ? (parsed.data as EffectRowState) : {};
 }
