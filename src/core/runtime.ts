@@ -13,7 +13,6 @@ import {
   UndeclaredEffectError,
   VersionConflictError,
 } from "../base/errors.js";
-import { mapped } from "../base/mapped.js";
 import { assertStorableText } from "../base/storable-text.js";
 import { outcomeRecord } from "../journal/outcome-record.js";
 import { newOutboxRow } from "../journal/rows.js";
@@ -24,15 +23,15 @@ import type {
   EventRecord,
   EventStore,
   InboxReader,
-  NewOutboxRow,
   OutboxReader,
   OutboxRow,
 } from "../journal/types.js";
 import { type OwnershipMetrics, ownershipMetrics } from "../observability/ownership-metrics.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
-import { commandSpan, timedCommit, traceCarrier, traceField } from "../observability/runtime-spans.js";
+import { commandSpan, timedCommit, traceCarrier } from "../observability/runtime-spans.js";
 import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
+import { buildCommit } from "./build-commit.js";
 import type { Clock, IdGenerator, Random } from "./clock.js";
 import { checkCommand } from "./command-schema.js";
 import {
@@ -46,16 +45,16 @@ import {
 import { resolveEnvironment } from "./environment.js";
 import type { Faults } from "./faults.js";
 import type { HandOver } from "./hand-over.js";
-import { type CommandPrint, commandPrint, heldCommand, readHeld, requireSameCommand } from "./held-command.js";
+import { type CommandPrint, commandPrint, readHeld, requireSameCommand } from "./held-command.js";
 import type { Logger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
 import { needsStamp, stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
 import { SliceGate } from "./slice-gate.js";
-import { fenceCheckpoint, type Ownership, ownsEverything, SLICE_FENCE_CONSUMER, sliceOfAddress } from "./slices.js";
+import { type Ownership, ownsEverything, SLICE_FENCE_CONSUMER, sliceOfAddress } from "./slices.js";
 import { type SnapshotMetrics, snapshotMetrics } from "./snapshot-metrics.js";
-import { checkSchemas, currentVersion } from "./upcast.js";
+import { checkSchemas } from "./upcast.js";
 
 /**
  * What a runtime uses of the journal: it rebuilds actors from their streams and snapshots, commits
@@ -354,24 +353,23 @@ export class Runtime {
       // Only a decision that publishes with no version of its own reads a count (no await otherwise).
       const stamped = needsStamp(decision) ? await stampPublished(this.journal, decision) : undefined;
       if (stamped) decision = stamped.decision;
-      const events = decision.events ?? [];
-      let nextState = activation.state;
-      for (const event of events) nextState = definition.evolve(nextState, event);
-      const nextVersion = activation.version + events.length;
-      const commit = this.buildCommit(definition, address, decision, {
+      const token = this.ownership.fence(slice);
+      const { commit, nextState } = buildCommit({
+        definition,
+        address,
+        state: activation.state,
+        version: activation.version,
+        decision,
         messageId,
         options,
-        now,
-        fromVersion: activation.version,
-        nextVersion,
-        nextState,
         outcome,
         print,
+        now,
+        ids: this.ids,
+        trace: traceCarrier(),
+        fence: token === undefined ? undefined : { slice, token },
+        counters: stamped?.counters,
       });
-      const token = this.ownership.fence(slice);
-      if (token !== undefined) commit.checkpoints = [fenceCheckpoint(slice, token)];
-      if (stamped && stamped.counters.length > 0)
-        commit.checkpoints = [...(commit.checkpoints ?? []), ...stamped.counters];
 
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
@@ -516,127 +514,6 @@ export class Runtime {
     return inbox && { reply: inbox.reply, byRow: false };
   }
 
-  private buildCommit(
-    definition: AnyActor,
-    address: string,
-    decision: Decision,
-    context: {
-      messageId: string | undefined;
-      options: SendOptions;
-      now: number;
-      fromVersion: number;
-      nextVersion: number;
-      nextState: unknown;
-      outcome: RoutedOutcome | undefined;
-      /** The command's print, kept with the reply (see `held-command.ts`); none for a routed outcome. */
-      print: CommandPrint | undefined;
-    },
-  ): Commit {
-    const { messageId, options, now } = context;
-    const causationId = messageId ?? options.causationId;
-    const correlationId = options.correlationId;
-    // The command's span, carried by every row so the steps and deliveries it causes join its trace.
-    const trace = traceCarrier();
-    const outbox: NewOutboxRow[] = [];
-    for (const effect of decision.effects ?? []) {
-      outbox.push({
-        id: effect.key,
-        category: "effect",
-        kind: effect.kind,
-        stream: address,
-        payload: {
-          input: effect.input,
-          ...(effect.inputVersion === undefined ? {} : { inputVersion: effect.inputVersion }),
-          correlationId: correlationId ?? null,
-          ...traceField(trace),
-        },
-        notBefore: effect.notBefore ?? now,
-      });
-    }
-    for (const message of decision.send ?? []) {
-      outbox.push({
-        id: message.id,
-        category: "message",
-        kind: parseAddress(message.to).type,
-        stream: address,
-        payload: {
-          to: message.to,
-          command: message.command,
-          correlationId: correlationId ?? null,
-          ...traceField(trace),
-        },
-        notBefore: now,
-      });
-    }
-    for (const event of decision.publish ?? []) {
-      outbox.push({
-        id: event.eventId,
-        category: "event",
-        kind: event.type,
-        stream: address,
-        payload: {
-          eventId: event.eventId,
-          type: event.type,
-          source: event.source,
-          aggregateId: event.aggregateId,
-          ...(event.aggregateVersion === undefined ? {} : { aggregateVersion: event.aggregateVersion }),
-          ...(event.schemaVersion === undefined ? {} : { schemaVersion: event.schemaVersion }),
-          occurredAt: new Date(now).toISOString(),
-          correlationId: correlationId ?? event.aggregateId,
-          causationId: causationId ?? event.eventId,
-          payload: event.payload,
-          ...trace,
-        },
-        notBefore: now,
-      });
-    }
-    const done = context.outcome ? finalOutcome(context.outcome) : undefined;
-    const policy = definition.snapshot;
-    const snapshotDue =
-      policy !== undefined &&
-      context.nextVersion > context.fromVersion &&
-      Math.floor(context.nextVersion / policy.every) > Math.floor(context.fromVersion / policy.every);
-    return {
-      stream: address,
-      expectedVersion: context.fromVersion,
-      events: mapped(decision.events ?? [], (event) => ({
-        eventId: this.ids.next(),
-        type: event.type,
-        data: event,
-        causationId,
-        correlationId,
-        schemaVersion: currentVersion(
-          `actor ${address}`,
-          definition.events,
-          event.type,
-          definition.events !== undefined,
-        ),
-      })),
-      outbox,
-      outboxDone: done ? [done] : undefined,
-      inbox:
-        messageId === undefined
-          ? undefined
-          : {
-              consumer: address,
-              messageId,
-              reply:
-                context.print === undefined
-                  ? (decision.reply ?? null)
-                  : heldCommand(context.print, decision.reply ?? null),
-              // The outcome's own row records it (its done transition), when nothing else must be kept.
-              outcomeOf:
-                done && context.outcome && messageId === outcomeMessageId(context.outcome) && decision.reply == null
-                  ? done.id
-                  : undefined,
-            },
-      snapshot:
-        snapshotDue && policy
-          ? { version: context.nextVersion, schemaVersion: policy.schemaVersion, state: context.nextState }
-          : undefined,
-      now,
-    };
-  }
   private async activate(definition: AnyActor, address: string): Promise<Activation> {
     const now = this.clock.now();
     const cached = this.active.get(address);

@@ -82,11 +82,32 @@ const messageStateSchema = z.object({
     .optional(),
 });
 
+/**
+ * States already read, by the `result` object they were read from (a row's, or one the dispatcher
+ * put on a row it holds, see `rowWithState`): read again without parsing. The protocol's
+ * interpreter reads the state of the row it holds at every event. Callers never mutate a state
+ * they read (every change is a spread), so one object can serve them all.
+ */
+const readStates = new WeakMap<object, EffectRowState>();
+
+/** The row held in memory with `state` as its `result` (compacted, as a write would store it). */
+export function rowWithState(row: OutboxRow, state: EffectRowState): OutboxRow {
+  const result = compactState(state);
+  readStates.set(result, result);
+  return { ...row, result };
+}
+
 /** Read the state of a row that is not done. A foreign or empty `result` reads as a fresh state. */
 export function effectRowState(row: OutboxRow): EffectRowState {
   if (row.status === "done") return {};
+  const key = typeof row.result === "object" && row.result !== null ? row.result : undefined;
+  const read = key && readStates.get(key);
+  if (read) return read;
   const parsed = effectStateSchema.safeParse(row.result ?? {});
-  return parsed.success ? (parsed.data as EffectRowState) : {};
+  if (!parsed.success) return {};
+  const state = parsed.data as EffectRowState;
+  if (key) readStates.set(key, state);
+  return state;
 }
 
 export function messageRowState(row: OutboxRow): MessageRowState {
