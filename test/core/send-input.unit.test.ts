@@ -56,7 +56,7 @@ describe("host.send refuses what is not a send, naming the field", () => {
     ]);
     const misspelt = await refusal(send("counter/a", { type: "Add", amount: 1 }, { messageID: "req-1" }));
     expect(misspelt.issues).toEqual([
-      'options: Unrecognized key: "messageID" (known options: messageId, causationId, correlationId, expectNew)',
+      'options: Unrecognized key: "messageID" (known options: messageId, causationId, correlationId, expectNew, deliveringRow)',
     ]);
     expect((await refusal(send("counter/a", { type: "Add", amount: 1 }, { messageId: "" }))).issues[0]).toMatch(
       /^options\.messageId: Too small/,
