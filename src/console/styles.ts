@@ -36,5 +36,31 @@ button.danger { background: #c92a2a; border-color: #c92a2a; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 dt { color: #5b6477; } dd { margin: 0; }
 .summary { color: #5b6477; }
+figure.timeline { margin: .6rem 0 1.2rem; background: #fff; border: 1px solid #e2e5ea; border-radius: 6px; padding: .4rem; overflow-x: auto; }
+svg.timeline { width: 100%; min-width: 900px; height: auto; display: block; font: 11px system-ui, sans-serif; }
+svg.timeline text { fill: #1d2330; }
+.tl-range { fill: #5b6477; }
+.tl-tick { stroke: #e2e5ea; } .tl-tick-label { text-anchor: middle; fill: #5b6477; font-size: 10px; }
+.tl-break rect, .tl-break-swatch { fill: #eef0f4; stroke: #b8bfcc; stroke-dasharray: 2 2; } .tl-break text { text-anchor: middle; font-size: 10px; fill: #5b6477; }
+.tl-lane-bg { fill: #fff; } .tl-lane-bg.odd { fill: #f6f7f9; }
+.tl-lane-label { font-weight: 600; font-size: 12px; } .tl-lane-line { stroke: #cfd4dc; }
+.tl-event, .tl-agg circle { fill: #3b5bdb; stroke: #fff; stroke-width: 1; }
+.tl-agg circle { fill: #1f3a9e; } svg .tl-agg text { fill: #fff; font-size: 9px; text-anchor: middle; font-weight: 600; }
+.tl-bar { fill: #e2e5ea; stroke: #8a93a6; stroke-width: .6; }
+.tl-bar.Completed { fill: #bfe8ca; stroke: #2f9e44; } .tl-bar.Pending { fill: #dfe9ff; stroke: #3b5bdb; }
+.tl-bar.Unknown { fill: #ffe2b3; stroke: #e8590c; } .tl-bar.Failed { fill: #f6d5d5; stroke: #c92a2a; }
+.tl-bar.open { stroke-dasharray: 3 2; }
+.tl-hatch-bg { fill: #ffe2b3; } .tl-hatch-line { fill: #f59f00; } .tl-unknown { stroke: #e8590c; stroke-width: .6; }
+svg .tl-bar-label { font-size: 8px; fill: #1d2330; pointer-events: none; }
+.tl-attempt { stroke: #1d2330; stroke-width: 1.5; }
+.tl-reconcile { fill: #c92a2a; } .tl-settle { fill: #7048e8; stroke: #fff; stroke-width: 1; }
+.tl-bundle rect { fill: #cfd4dc; stroke: #8a93a6; } svg .tl-bundle text { font-size: 8px; text-anchor: middle; }
+.tl-arrow { fill: none; stroke: #5b6477; stroke-width: 1.1; opacity: .8; } .tl-arrow.event { stroke: #0b7285; stroke-dasharray: 4 2; }
+.tl-arrow.many { stroke-width: 2.2; } .tl-arrow.stub { opacity: .5; }
+.tl-head path { fill: #5b6477; }
+.tl-parked-bg { fill: #fff3bf; } .tl-parked-line { fill: #adb5bd; } .tl-parked { stroke: #868e96; stroke-width: .5; }
+.tl-dead { stroke: #c92a2a; stroke-width: 2.2; fill: none; } svg .tl-dead-count { fill: #c92a2a; font-size: 9px; font-weight: 600; }
+ul.tl-legend { list-style: none; display: flex; flex-wrap: wrap; gap: .3rem 1.1rem; padding: 0 .4rem; margin: .4rem 0 0; font-size: .85em; color: #5b6477; }
+ul.tl-legend li { display: flex; align-items: center; gap: .3rem; } svg.tl-swatch { overflow: visible; }
 details summary { cursor: pointer; font-family: monospace; font-size: .85em; color: #5b6477; }
 `;

@@ -180,6 +180,17 @@ describe("the operator console in a browser", () => {
     expect(events).toContain('"via": "operator"');
     expect(events).toContain(paymentId);
     expect(await page.locator("section.actor").count()).toBeGreaterThanOrEqual(3);
+    // The drawing above the tables: a lane per actor, the payment's bar with its Unknown span and
+    // the operator's settlement, and arrows between the lanes.
+    const drawing = page.locator("svg.timeline");
+    for (const lane of ["fulfillment", "order", "payment", "shipment"])
+      await drawing.locator(`g.tl-lane[data-stream="${lane}/${orderId}"]`).waitFor();
+    expect(await drawing.locator("g.tl-lane").count()).toBe(4);
+    const bar = drawing.locator(`g.tl-effect[data-key="${key}"]`);
+    expect(await bar.locator("rect.tl-bar.Completed").count()).toBe(1);
+    expect(await bar.locator("rect.tl-unknown").count()).toBe(1);
+    expect(await bar.locator(".tl-settle title").textContent()).toContain(`settled succeeded by ${OPERATOR}`);
+    expect(await drawing.locator("path.tl-arrow:not(.stub)").count()).toBeGreaterThanOrEqual(1);
     await shot("timeline");
 
     await page.click(`header nav a[href="/console/audit"]`);

@@ -2,9 +2,14 @@ import { z } from "zod";
 import { CONSOLE_DEFAULTS } from "../../base/defaults.js";
 import { effectRowState, messageRowState } from "../../effects/row-state.js";
 import { effectView } from "../../effects/view.js";
-import type { EventReader, OutboxReader, OutboxRow } from "../../journal/types.js";
+import { MAX_PAGE } from "../../journal/console-queries.js";
+import type { EventReader, OutboxReader, OutboxRow, ParkedRecord } from "../../journal/types.js";
+import { listActions } from "../audit.js";
 import { type Html, html, isoTime, prettyJson, query } from "../html.js";
 import type { ConsoleView } from "../options.js";
+import { layoutTimeline } from "../timeline/layout.js";
+import { type ActorRecords, buildStory, type StoryInput } from "../timeline/story.js";
+import { timelineLegend, timelineSvg } from "../timeline/svg.js";
 import { parseQuery } from "../validation.js";
 
 export const timelineQuery = z.strictObject({ q: z.string().trim().max(500).optional() });
@@ -27,7 +32,11 @@ export async function resolveActors(
   return { streams: all.filter((s) => s.endsWith(`/${q}`)).slice(0, MAX_ACTORS) };
 }
 
-/** An actor's history: its events, its effects, the messages it sent and received, the integration events it published. */
+/**
+ * An actor's history, or an order's across its actors: first drawn (one lane per actor, time left
+ * to right: `../timeline/`), then as tables: per actor its events, its effects, the messages it
+ * sent and the integration events it published.
+ */
 export async function timelinePage(ctx: ConsoleView, raw: unknown): Promise<Html> {
   const q = parseQuery(timelineQuery, raw).q ?? "";
   const form = html`<h1>Timeline</h1>
@@ -38,19 +47,75 @@ export async function timelinePage(ctx: ConsoleView, raw: unknown): Promise<Html
   if (q === "") return form;
   const { streams, row } = await resolveActors(ctx.journal, q);
   if (streams.length === 0) return html`${form}<p class="summary">No actor, effect key or order id matches "${q}".</p>`;
-  const sections: Html[] = [];
-  for (const stream of streams) sections.push(await actorSection(ctx, stream, row?.id));
-  return html`${form}<p class="summary">${streams.length} actor(s) for "${q}"</p>${sections}`;
+  const actors: ActorRecords[] = [];
+  for (const stream of streams) actors.push(await readActor(ctx, stream));
+  const story = buildStory({ actors, ...(await aroundTheStory(ctx, actors)), now: ctx.clock.now() });
+  const drawing = html`<figure class="timeline">${timelineSvg(layoutTimeline(story))}<figcaption>${timelineLegend()}</figcaption></figure>`;
+  return html`${form}<p class="summary">${streams.length} actor(s) for "${q}"</p>${drawing}${actors.map((a) => actorSection(ctx, a, row?.id))}`;
 }
 
 const limit = CONSOLE_DEFAULTS.timelineLimit;
+/** Dead letters are looked for among those that failed from this long before the story to this long after it. */
+const DEAD_LETTER_MARGIN_MS = 3_600_000;
 
-async function actorSection(ctx: ConsoleView, stream: string, highlight: string | undefined): Promise<Html> {
+async function readActor(ctx: ConsoleView, stream: string): Promise<ActorRecords> {
   const { journal } = ctx;
-  const events = await journal.readStream(stream, 1, limit);
-  const effects = await journal.listOutbox({ category: "effect", stream, limit });
-  const messages = await journal.listOutbox({ category: "message", stream, limit });
-  const published = await journal.listOutbox({ category: "event", stream, limit });
+  return {
+    stream,
+    events: await journal.readStream(stream, 1, limit),
+    effects: await journal.listOutbox({ category: "effect", stream, limit }),
+    messages: await journal.listOutbox({ category: "message", stream, limit }),
+    published: await journal.listOutbox({ category: "event", stream, limit }),
+  };
+}
+
+/**
+ * What the drawing marks besides the actors' own rows: operator settlements, dead letters and
+ * parked messages of the story's messages. No store indexes dead letters by message, so the
+ * latest `MAX_PAGE` that failed around the story are read and kept when they concern it; parked
+ * messages are read for the sources the story published from.
+ */
+async function aroundTheStory(
+  ctx: ConsoleView,
+  actors: readonly ActorRecords[],
+): Promise<Pick<StoryInput, "actions" | "deadLetters" | "parked">> {
+  const { journal } = ctx;
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const a of actors) {
+    for (const e of a.events) [first, last] = [Math.min(first, e.recordedAt), Math.max(last, e.recordedAt)];
+    for (const r of [...a.effects, ...a.messages, ...a.published])
+      [first, last] = [Math.min(first, r.createdAt), Math.max(last, r.updatedAt)];
+  }
+  const actions = await listActions(journal, CONSOLE_DEFAULTS.streamScanLimit);
+  const deadLetters =
+    first > last
+      ? []
+      : (
+          await journal.pageDeadLetters({
+            since: first - DEAD_LETTER_MARGIN_MS,
+            until: last + DEAD_LETTER_MARGIN_MS,
+            limit: MAX_PAGE,
+          })
+        ).items;
+  const sources = new Set(
+    actors.flatMap((a) =>
+      a.published.flatMap((r) => {
+        const p = (r.payload ?? {}) as { source?: unknown; aggregateId?: unknown };
+        return typeof p.source === "string" && typeof p.aggregateId === "string"
+          ? [`${p.source}/${p.aggregateId}`]
+          : [];
+      }),
+    ),
+  );
+  const parked: ParkedRecord[] = [];
+  for (const p of (await journal.consumerPositions()).parked)
+    if (sources.has(p.source)) parked.push(...(await journal.listParked(p.consumer, p.source)));
+  return { actions, deadLetters, parked };
+}
+
+function actorSection(ctx: ConsoleView, actor: ActorRecords, highlight: string | undefined): Html {
+  const { stream, events, effects, messages, published } = actor;
   return html`<section class="actor" data-stream="${stream}">
 <h2>${stream}</h2>
 <h3>Events (${events.length})</h3>
@@ -87,7 +152,7 @@ ${outboxTable(published, (r) => r.outcome ?? "")}
 </section>`;
 }
 
-function outboxTable(rows: OutboxRow[], outcome: (row: OutboxRow) => string): Html {
+function outboxTable(rows: readonly OutboxRow[], outcome: (row: OutboxRow) => string): Html {
   return html`<table class="outbox"><thead><tr><th>Id</th><th>Kind</th><th>Status</th><th>Outcome</th><th>Attempts</th><th>Created</th><th>Payload</th></tr></thead><tbody>
 ${rows.map(
   (
