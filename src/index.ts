@@ -38,7 +38,6 @@ export { isStorableText, unstorableReason } from "./base/storable-text.js";
 // The operator CLI as a program (a CLI of your own gives it your consumers, so dead letters can be replayed),
 // and openJournal: the journal a URL names (postgres://…, sqlite:PATH, memory:), loading only that back end.
 export type { CliConsumers } from "./cli/dead-letters.js";
-export { openJournal } from "./cli/open-journal.js";
 export { createOncelyCli, type OncelyCliOptions, runOncelyCli } from "./cli/program.js";
 // Actors and the runtime
 export {
@@ -144,6 +143,7 @@ export {
   type OutboxPageQuery,
   type Page,
 } from "./journal/console-queries.js";
+export { openJournal } from "./journal/open.js";
 // Whether an owner recorded a final outcome: its inbox row, or the done row it finished (InboxEntry.outcomeOf)
 export { outboxSlice } from "./journal/outbox-slice.js";
 export { outcomeRecorded } from "./journal/outcome-record.js";

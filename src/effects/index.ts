@@ -1,11 +1,12 @@
 /** The effect protocol: handlers, dispatcher, status machine, cross-actor view, reconciliation. */
 
-export { InboxRetention, type InboxRetentionOptions, pruneInbox } from "../messaging/inbox-retention.js";
+export { canonicalJson, requestHash } from "../base/canonical-json.js";
+export { InboxRetention, type InboxRetentionOptions, pruneInbox } from "../retention/inbox.js";
 export {
   OutboxRetention,
   type OutboxRetentionOptions,
   pruneOutbox,
-} from "../messaging/outbox-retention.js";
+} from "../retention/outbox.js";
 export { backoffDelay } from "./backoff.js";
 export type { CommandSink, DispatcherStats, MessageRetryPolicy } from "./context.js";
 export {
@@ -28,7 +29,6 @@ export {
   EffectTimeoutError,
 } from "./errors.js";
 export { type EffectMetrics, effectMetrics } from "./metrics.js";
-export { canonicalJson, requestHash } from "./operations/canonical.js";
 export { IdempotentOperations, type IdempotentOperationsOptions } from "./operations/idempotent.js";
 export { MemoryOperationStore, memoryOperationStore } from "./operations/memory.js";
 export type { OperationOutcome, OperationRecord, OperationStore } from "./operations/types.js";

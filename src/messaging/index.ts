@@ -1,3 +1,4 @@
+export { PublishedRetention, type PublishedRetentionOptions } from "../retention/published.js";
 export {
   COLLECTION_OWNERS,
   CollectionOwnedError,
@@ -63,7 +64,6 @@ export {
   type RebuildOptions,
   rebuildProjection,
 } from "./projection.js";
-export { PublishedRetention, type PublishedRetentionOptions } from "./published-retention.js";
 export { Relay, type RelayJournal, type RelayOptions } from "./relay.js";
 export {
   AuthenticityError,

@@ -1,7 +1,7 @@
+import { requestHash } from "../../base/canonical-json.js";
 import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../base/errors.js";
 import { type Clock, type IdGenerator, randomIds, systemClock } from "../../core/clock.js";
 import { type Logger, resolveLogger } from "../../core/logger.js";
-import { requestHash } from "./canonical.js";
 import type { OperationOutcome, OperationStore } from "./types.js";
 
 export interface IdempotentOperationsOptions {

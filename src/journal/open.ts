@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { InvalidInputError } from "../base/errors.js";
-import { MemoryJournal } from "../journal/memory.js";
-import type { Journal } from "../journal/types.js";
+import { MemoryJournal } from "./memory.js";
+import type { Journal } from "./types.js";
 
 const ACCEPTED =
   "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name), memory:, sqlite:PATH, file:PATH";
