@@ -65,7 +65,20 @@ export function exportedNames(file: string, cache = new Map<string, ExportMap>()
   if (cached !== undefined) return cached;
   const names: ExportMap = new Map();
   cache.set(path, names);
-  const source = stripComments(readFileSync(path, "utf8"));
+  return exportedNamesOf(readFileSync(path, "utf8"), path, cache, names);
+}
+
+/**
+ * The names a piece of source exports (a whole file, or one part of one), its relative re-exports
+ * resolved from `path`.
+ */
+export function exportedNamesOf(
+  text: string,
+  path: string,
+  cache = new Map<string, ExportMap>(),
+  names: ExportMap = new Map(),
+): ExportMap {
+  const source = stripComments(text);
   const add = (name: string, kind: ExportKind) => {
     // A name declared as both (a const and a type of one name) is a value: it exists at run time.
     if (names.get(name) !== "value") names.set(name, kind);

@@ -154,5 +154,3 @@ export class JournalTransport implements Transport {
     await Promise.all(readers.map((r) => r.stop()));
   }
 }
-
-export const journalTransport = (options: JournalTransportOptions): JournalTransport => new JournalTransport(options);
