@@ -8,7 +8,8 @@ const ACCEPTED =
   "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name), memory:, sqlite:PATH, file:PATH";
 
 /**
- * Open and migrate the journal a URL names, for the CLI and the shop.
+ * Open and migrate the journal a URL names, for the CLI, the shop and applications configured by URL. The
+ * one file of the core that reaches a back end, and only by a dynamic import of the one the URL names.
  *
  * @example
  * await openJournal(undefined);                                  // ./data/oncely.db
