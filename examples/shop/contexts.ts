@@ -4,20 +4,16 @@ import {
   Consumer,
   DeadLetters,
   type Envelope,
-  envelopeFromOutbox,
-  type Faults,
   GAP_ALERTS,
   type GapAlert,
   type GapDecision,
   type GapInfo,
   type IdGenerator,
-  type InProcessFaultKnobs,
   InProcessTransport,
   JournalTransport,
   type Logger,
   type MessagingMetrics,
   messagingMetrics,
-  noFaults,
   type Random,
   Relay,
   randomIds,
@@ -25,7 +21,9 @@ import {
   systemClock,
   systemRandom,
 } from "oncely";
-import { connectNats, NatsTransport } from "oncely/nats";
+import { envelopeFromOutbox } from "oncely/advanced";
+import { connectNats, natsTransport } from "oncely/nats";
+import { type Faults, type InProcessFaultKnobs, noFaults } from "oncely/testing";
 import type { Registry } from "prom-client";
 import { FULFILLMENT_CONSUMES, fulfillment } from "./fulfillment/process.js";
 import { SHOP_STREAM, SHOP_SUBJECT_PREFIX, SHOP_SUBJECTS } from "./integration/events.js";
@@ -360,7 +358,7 @@ async function openNats(options: ShopTransportOptions, as: { user?: string; pass
     ...as,
   });
   try {
-    return await NatsTransport.create({
+    return await natsTransport({
       connection,
       ownsConnection: true,
       stream: options.stream ?? SHOP_STREAM,

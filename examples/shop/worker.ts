@@ -1,4 +1,4 @@
-import { faultsFromEnv } from "oncely";
+import { faultsFromEnv } from "oncely/testing";
 import { pino } from "pino";
 import { loadShopEnv, ShopConfigError } from "./config.js";
 import { shopOptionsFromEnv, startShop } from "./service/shop.js";

@@ -9,8 +9,8 @@ import type { Clock } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
 import { readEvent } from "../core/recovery.js";
 import type { EventReader, EventRecord, InboxStore, JournalAdmin, OutboxStore } from "../journal/types.js";
-import { pruneInbox } from "../messaging/inbox-retention.js";
-import { pruneOutbox } from "../messaging/outbox-retention.js";
+import { pruneInbox } from "../retention/inbox.js";
+import { pruneOutbox } from "../retention/outbox.js";
 import { parseDuration } from "./duration.js";
 
 const days = z.coerce.number({ error: "must be a number of days" }).positive("must be more than 0 days");

@@ -1,11 +1,11 @@
 import { Command, CommanderError } from "commander";
 import type { AnyActor } from "../core/actor.js";
+import { openJournal as open } from "../journal/open.js";
 import type { Journal } from "../journal/types.js";
 import { registerConsoleCommand } from "./console.js";
 import { type CliConsumers, registerDeadLetterCommands } from "./dead-letters.js";
 import { registerGapCommands } from "./gaps.js";
 import { registerJournalCommands } from "./journal-commands.js";
-import { openJournal as open } from "./open-journal.js";
 import { registerReconcileCommands } from "./reconcile.js";
 
 export interface OncelyCliOptions {

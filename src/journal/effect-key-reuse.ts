@@ -1,5 +1,5 @@
+import { canonicalJson } from "../base/canonical-json.js";
 import { IdempotencyKeyReusedError } from "../base/errors.js";
-import { canonicalJson } from "../effects/operations/canonical.js";
 
 /** What decides whether two requests of one effect key are the same request. */
 export interface EffectIdentity {

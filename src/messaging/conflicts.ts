@@ -1,6 +1,6 @@
+import { requestHash } from "../base/canonical-json.js";
 import { MessageConflictError, UnhandledEventError } from "../base/errors.js";
 import { UpcastError, VersionTooNewError } from "../core/upcast.js";
-import { requestHash } from "../effects/operations/canonical.js";
 import type { InboxRecord } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";
 import { AuthenticityError } from "./signing.js";

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { canonicalJson } from "../base/canonical-json.js";
 import { InvalidInputError, TerminalError } from "../base/errors.js";
-import { canonicalJson } from "../effects/operations/canonical.js";
 import type { Envelope } from "./envelope.js";
 import { sourceOfSubject, subjectToken } from "./subjects.js";
 

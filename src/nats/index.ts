@@ -1,4 +1,5 @@
 export { connectNats } from "./connection.js";
 export { type DurableSetup, ensureDurable, ensureStream, NatsSetupError, type StreamSetup } from "./setup.js";
 export { PullLoop } from "./subscription.js";
-export { NatsTransport, type NatsTransportOptions, natsTransport } from "./transport.js";
+// One way to build it: `natsTransport(...)` (it connects JetStream first); the class is exported as a type.
+export { type NatsTransport, type NatsTransportOptions, natsTransport } from "./transport.js";

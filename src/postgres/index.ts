@@ -1,6 +1,7 @@
 import { PostgresJournal, type PostgresJournalOptions } from "./journal.js";
 
-export { PostgresJournal, type PostgresJournalOptions } from "./journal.js";
+// One way to build it: `postgresJournal(...)`; the class is exported as a type.
+export type { PostgresJournal, PostgresJournalOptions } from "./journal.js";
 
 /**
  * A journal in a PostgreSQL schema. Call `migrate()` before use; it is safe from several processes.

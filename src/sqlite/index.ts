@@ -1,6 +1,7 @@
 import { SqliteJournal, type SqliteJournalOptions } from "./journal.js";
 
-export { SqliteJournal, type SqliteJournalOptions } from "./journal.js";
+// One way to build it: `sqliteJournal(...)`; the class is exported as a type.
+export type { SqliteJournal, SqliteJournalOptions } from "./journal.js";
 
 /**
  * Open (or create) a SQLite journal file. Call `migrate()` before use.

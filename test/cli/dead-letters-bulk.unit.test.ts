@@ -2,8 +2,8 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { registerDeadLetterCommands } from "../../src/cli/dead-letters.js";
 import { OPERATOR_ACTIONS } from "../../src/console/audit.js";
-import { InvalidInputError, type Journal, sequentialIds } from "../../src/index.js";
-import { memoryJournal, SimulatedClock } from "../../src/testing/index.js";
+import { InvalidInputError, type Journal } from "../../src/index.js";
+import { memoryJournal, SimulatedClock, sequentialIds } from "../../src/testing/index.js";
 
 // `oncely dead-letters discard|replay` with a filter instead of an id: a dry-run count first, then
 // the action on that count, one operator action recorded per letter.

@@ -2,10 +2,10 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { registerReconcileCommands } from "../../src/cli/reconcile.js";
 import { OPERATOR_ACTIONS, type OperatorAction } from "../../src/console/audit.js";
+import { EffectNotFoundError } from "../../src/errors.js";
 import {
   createHost,
   defineActor,
-  EffectNotFoundError,
   type EffectStatus,
   InvalidInputError,
   type Journal,

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import Fastify, { type FastifyInstance } from "fastify";
-import { GAP_ALERTS, type Journal, sequentialIds } from "oncely";
+import { GAP_ALERTS, type Journal } from "oncely";
 import { consolePlugin, html, OPERATOR_ACTIONS } from "oncely/console";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
+import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 // The console over a memory journal through fastify's inject: the token on every view and action,

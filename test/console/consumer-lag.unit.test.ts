@@ -1,5 +1,6 @@
 import Fastify from "fastify";
-import { observeConsumerLag, PUBLISHED_READER_SOURCE } from "oncely";
+import { observeConsumerLag } from "oncely";
+import { PUBLISHED_READER_SOURCE } from "oncely/advanced";
 import { consolePlugin } from "oncely/console";
 import { memoryJournal, SimulatedClock } from "oncely/testing";
 import { Registry } from "prom-client";

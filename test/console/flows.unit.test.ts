@@ -1,7 +1,7 @@
 import Fastify from "fastify";
-import { createHost, defineEffect, flow, sequentialIds, succeeded } from "oncely";
+import { createHost, defineEffect, flow, succeeded } from "oncely";
 import { consolePlugin } from "oncely/console";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
+import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
-import { GAP_ALERTS, sequentialIds } from "oncely";
+import { GAP_ALERTS } from "oncely";
 import { consolePlugin, listActions } from "oncely/console";
+import { sequentialIds } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { viewWithGap } from "../messaging/support/gap-world.js";
 import { orderEvent } from "../messaging/support/orders.js";

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
-import { type Journal, sequentialIds } from "oncely";
+import type { Journal } from "oncely";
 import { consolePlugin, OPERATOR_ACTIONS } from "oncely/console";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
+import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 // The console's lists read one page through the journal's paged queries (never every row), follow

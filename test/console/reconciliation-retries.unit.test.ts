@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
-import { type EffectHandler, RetryableError, sequentialIds } from "oncely";
+import { type EffectHandler, RetryableError } from "oncely";
 import { consolePlugin, OPERATOR_ACTIONS } from "oncely/console";
-import { memoryJournal } from "oncely/testing";
+import { memoryJournal, sequentialIds } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { paymentActor, paymentKey } from "../effects/fixtures/payment-actor.js";
 import { World } from "../effects/fixtures/world.js";

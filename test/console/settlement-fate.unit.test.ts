@@ -1,8 +1,8 @@
 import { Command } from "commander";
 import Fastify from "fastify";
-import { createHost, defineActor, defineEffect, type EffectStatus, type OutcomeOf, sequentialIds } from "oncely";
+import { createHost, defineActor, defineEffect, type EffectStatus, type OutcomeOf } from "oncely";
 import { consolePlugin } from "oncely/console";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
+import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { registerReconcileCommands } from "../../src/cli/reconcile.js";

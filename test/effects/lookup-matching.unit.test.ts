@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { IdempotencyKeyReusedError } from "../../src/errors.js";
 import {
   createHost,
   defineActor,
   defineEffect,
   type EffectLookup,
   type EffectStatus,
-  IdempotencyKeyReusedError,
   lookupMatching,
   type OutcomeOf,
   Reconciliation,

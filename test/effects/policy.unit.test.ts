@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { canonicalJson, requestHash } from "../../src/base/canonical-json.js";
 import { InvalidInputError } from "../../src/base/errors.js";
 import { seededRandom, systemClock } from "../../src/core/clock.js";
 import { backoffDelay } from "../../src/effects/backoff.js";
 import { EffectTimeoutError } from "../../src/effects/errors.js";
-import { canonicalJson, requestHash } from "../../src/effects/operations/canonical.js";
 import { DEFAULT_EFFECT_POLICY, resolvePolicy } from "../../src/effects/policy.js";
 import { withTimeout } from "../../src/effects/timeout.js";
 import { SimulatedClock } from "../../src/testing/clock.js";

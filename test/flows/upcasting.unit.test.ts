@@ -6,6 +6,7 @@
  * what release 2 wrote.
  */
 import { describe, expect, it } from "vitest";
+import { VersionTooNewError } from "../../src/errors.js";
 import {
   createHost,
   defineEffect,
@@ -14,7 +15,6 @@ import {
   flow,
   type Journal,
   succeeded,
-  VersionTooNewError,
 } from "../../src/index.js";
 import { memoryJournal, SimulatedClock } from "../../src/testing/index.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openJournal } from "../../src/cli/open-journal.js";
 import { createHost, type Host, type Journal } from "../../src/index.js";
+import { openJournal } from "../../src/journal/open.js";
 import { startFixture } from "../journal/children.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 import { type Checkout, checkout, paymentKey } from "./fixtures/checkout.js";

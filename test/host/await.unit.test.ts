@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { HostStoppedError, NotRegisteredError, WaitTimeoutError } from "../../src/errors.js";
 import { CommitSignal } from "../../src/host/commit-signal.js";
-import { createHost, HostStoppedError, NotRegisteredError, WaitTimeoutError } from "../../src/index.js";
+import { createHost } from "../../src/index.js";
 import { memoryJournal } from "../../src/testing/index.js";
 import { type Checkout, checkout, paymentKey, paymentProvider } from "./fixtures/checkout.js";
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHost, HostStoppedError } from "../../src/index.js";
+import { HostStoppedError } from "../../src/errors.js";
+import { createHost } from "../../src/index.js";
 import { memoryJournal } from "../../src/testing/index.js";
 import { type Checkout, checkout, paymentProvider } from "./fixtures/checkout.js";
 

@@ -4,13 +4,13 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
+import { NotRegisteredError } from "../../src/errors.js";
 import {
   type ActorHandle,
   CommandRejectedError,
   createHost,
   defineActor,
   InvalidInputError,
-  NotRegisteredError,
   type RoutedResult,
   Runtime,
   type SendResult,

@@ -1,12 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import {
-  createHost,
-  InProcessTransport,
-  InvalidInputError,
-  RuntimeClosedError,
-  WaitTimeoutError,
-} from "../../src/index.js";
+import { RuntimeClosedError, WaitTimeoutError } from "../../src/errors.js";
+import { createHost, InProcessTransport, InvalidInputError } from "../../src/index.js";
 import { type MemoryJournal, memoryJournal } from "../../src/testing/index.js";
 import { type Checkout, checkout, paidView, paymentKey, paymentProvider } from "./fixtures/checkout.js";
 

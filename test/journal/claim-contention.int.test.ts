@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { openJournal } from "../../src/cli/open-journal.js";
+import { openJournal } from "../../src/journal/open.js";
 import type { NewOutboxRow } from "../../src/journal/types.js";
 import { migrations as pgMigrations } from "../../src/postgres/migrations.js";
 import { migrations as sqliteMigrations } from "../../src/sqlite/migrations.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openJournal } from "../../src/cli/open-journal.js";
+import { openJournal } from "../../src/journal/open.js";
 import type { Journal } from "../../src/journal/types.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 import { startFixture } from "./children.js";

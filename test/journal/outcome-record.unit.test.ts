@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { outcomeRecorded } from "../../src/index.js";
+import { outcomeRecorded } from "../../src/advanced.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { effectRow } from "./fixtures/outbox-row.js";
 

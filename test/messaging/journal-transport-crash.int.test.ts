@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openJournal } from "../../src/cli/open-journal.js";
+import { openJournal } from "../../src/journal/open.js";
 import { PUBLISHED_READER_SOURCE } from "../../src/journal/published.js";
 import { JournalTransport } from "../../src/messaging/transports/journal.js";
 import { startFixture } from "../journal/children.js";

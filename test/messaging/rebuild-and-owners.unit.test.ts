@@ -7,8 +7,8 @@ import { COLLECTION_OWNERS, CollectionOwnedError, retireConsumer } from "../../s
 import { Consumer, type OrderingMode } from "../../src/messaging/consumer.js";
 import { messagingMetrics } from "../../src/messaging/metrics.js";
 import { rebuildProjection } from "../../src/messaging/projection.js";
-import { PublishedRetention } from "../../src/messaging/published-retention.js";
 import { InProcessTransport } from "../../src/messaging/transports/in-process.js";
+import { PublishedRetention } from "../../src/retention/published.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 import { orderEvents, orderTimeline } from "./support/orders.js";
 

@@ -74,14 +74,16 @@ beforeAll(() => {
       'import { type ConformanceTestApi, journalConformance } from "oncely/testing/conformance";',
       'import { sqliteJournal } from "oncely/sqlite";',
       'import { consolePlugin } from "oncely/console";',
-      'import { defineEffect, type OutcomeOf } from "oncely";',
+      'import { defineEffect, errors, type OutcomeOf } from "oncely";',
+      'import { canonicalJson } from "oncely/advanced";',
       // A declared effect whose input is read by a plain function, not a schema library.
       'const ping = defineEffect({ kind: "ping", input: (raw: unknown) => String(raw), result: (raw: unknown) => Number(raw) });',
       'type Pinged = Extract<OutcomeOf<typeof ping>, { type: "oncely.effect.succeeded" }>;',
       "const pinged: (o: Pinged) => number = (o) => o.result + o.input.length;",
       "const journals: Journal[] = [memoryJournal(), sqliteJournal({ path: ':memory:' })];",
       "const api: ConformanceTestApi | undefined = undefined;",
-      "export { api, consolePlugin, given, journalConformance, journals, ping, pinged, SimulatedClock };",
+      "const retryable: boolean = new errors.VersionConflictError('s', 1, 2).retryable;",
+      "export { api, canonicalJson, consolePlugin, given, journalConformance, journals, ping, pinged, retryable, SimulatedClock };",
     ].join("\n"),
   );
 }, 180_000);

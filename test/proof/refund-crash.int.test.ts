@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ArmableFaults } from "oncely";
+import { ArmableFaults } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { type PaymentProvider, startPaymentProvider } from "../../examples/shop/providers/payment/server.js";
 import type { OrderView } from "../../examples/shop/service/order-view.js";

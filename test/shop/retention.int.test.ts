@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { type Shop, startShop } from "../../examples/shop/service/shop.js";
-import { openJournal } from "../../src/cli/open-journal.js";
+import { openJournal } from "../../src/journal/open.js";
 
 const DAY = 24 * 60 * 60_000;
 const dir = mkdtempSync(join(tmpdir(), "oncely-shop-retention-"));

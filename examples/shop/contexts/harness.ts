@@ -1,14 +1,7 @@
 import type { Consumer, EffectOutcome, Journal, OutboxRow, Typed } from "oncely";
-import {
-  createRuntime,
-  type Envelope,
-  envelopeFromOutbox,
-  InProcessTransport,
-  type Runtime,
-  sequentialIds,
-  TIMER_KIND,
-} from "oncely";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
+import { type Envelope, InProcessTransport, Runtime } from "oncely";
+import { envelopeFromOutbox, TIMER_KIND } from "oncely/advanced";
+import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { Registry } from "prom-client";
 import { createShopContexts, SHOP_ACTORS, type ShopContexts } from "../contexts.js";
 import type { PlaceOrder } from "../ordering/commands.js";
@@ -29,7 +22,7 @@ export interface ShopWorld {
 
 export function shopWorld(journal: Journal = memoryJournal()): ShopWorld {
   const clock = new SimulatedClock(Date.UTC(2026, 0, 1));
-  const runtime = createRuntime({ journal, actors: SHOP_ACTORS, clock, ids: sequentialIds("e") });
+  const runtime = new Runtime({ journal, actors: SHOP_ACTORS, clock, ids: sequentialIds("e") });
   const transport = new InProcessTransport({ clock });
   const contexts = createShopContexts({
     journal,

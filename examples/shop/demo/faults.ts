@@ -1,4 +1,5 @@
-import type { InProcessFaultKnobs, Random } from "oncely";
+import type { Random } from "oncely";
+import type { InProcessFaultKnobs } from "oncely/testing";
 import type { EmailFaults } from "../providers/email/server.js";
 import type { PaymentFaults } from "../providers/payment/server.js";
 import type { WarehouseFaults } from "../providers/warehouse/server.js";

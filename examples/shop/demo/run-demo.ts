@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { type Random, seededRandom } from "oncely";
+import type { Random } from "oncely";
+import { seededRandom } from "oncely/testing";
 import pg from "pg";
 import { resetShopStream } from "../contexts.js";
 import { EFFECT_KINDS } from "../ordering/effects.js";

@@ -1,5 +1,5 @@
 import type { RunContext } from "oncely";
-import { IdempotencyKeyReusedError } from "oncely";
+import { errors } from "oncely";
 import { SimulatedClock } from "oncely/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PaymentInput } from "../ordering/effects.js";
@@ -64,8 +64,8 @@ describe("payment handler", () => {
     const handler = createPaymentHandler({ baseUrl: provider.url });
     await handler.run(input, context(key));
     const other = { ...input, amount: 999 };
-    await expect(handler.run(other, context(key))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
-    await expect(handler.lookup?.(key, lookupContext(other))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(handler.run(other, context(key))).rejects.toBeInstanceOf(errors.IdempotencyKeyReusedError);
+    await expect(handler.lookup?.(key, lookupContext(other))).rejects.toBeInstanceOf(errors.IdempotencyKeyReusedError);
     expect(provider.ledger.charges).toHaveLength(1);
   });
 
@@ -141,7 +141,7 @@ describe("email handler", () => {
     expect(await handler.lookup?.("order:42:shipping-email", lookupContext(mail))).toEqual({ outcome: "not-found" });
     await expect(
       handler.lookup?.("order:42:confirmation-email", lookupContext({ ...mail, to: "bob@example.com" })),
-    ).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    ).rejects.toBeInstanceOf(errors.IdempotencyKeyReusedError);
     expect(provider.ledger.emails).toHaveLength(1);
     expect(handler.kind).toBe("email");
   });
@@ -212,7 +212,9 @@ describe("shipment check handler", () => {
     expect(await handler.run(unknown, context(key))).toEqual(missing);
     // A lookup finding nothing says so; the run after it (a read, safe to repeat) answers the failure.
     expect(await handler.lookup?.(key, lookupContext(unknown))).toEqual({ outcome: "not-found" });
-    await expect(handler.run({ ...input, orderId: "43" }, context(key))).rejects.toThrow(IdempotencyKeyReusedError);
+    await expect(handler.run({ ...input, orderId: "43" }, context(key))).rejects.toThrow(
+      errors.IdempotencyKeyReusedError,
+    );
   });
 });
 
@@ -257,7 +259,7 @@ describe("refund handler", () => {
       result: { refundId: provider.ledger.refunds[0]?.refundId },
     });
     await expect(handler.lookup?.(refundKey, lookupContext({ ...refund, amount: 1 }))).rejects.toBeInstanceOf(
-      IdempotencyKeyReusedError,
+      errors.IdempotencyKeyReusedError,
     );
     expect(provider.ledger.refunds).toHaveLength(1);
     expect(handler.policy?.providerDedups).toBe(false);

@@ -1,5 +1,5 @@
 import type { EffectPolicy, RunResult } from "oncely";
-import { failed, IdempotencyKeyReusedError, succeeded } from "oncely";
+import { errors, failed, succeeded } from "oncely";
 import type { z } from "zod";
 
 /**
@@ -148,7 +148,7 @@ export async function runRequest<R>(
     return succeeded(parsed.data);
   }
   if (status === 402) return failed(reasonOf(body, "declined"));
-  if (status === 409) throw new IdempotencyKeyReusedError(key);
+  if (status === 409) throw new errors.IdempotencyKeyReusedError(key);
   if (status === 408 || status === 425 || status === 429 || status >= 500) {
     throw new ProviderUnavailableError(
       `POST ${path} answered ${status}: ${reasonOf(body, "no reason given")}`,

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { IdempotencyKeyReusedError } from "oncely";
+import { errors } from "oncely";
 import { afterEach, describe, expect, it } from "vitest";
 import { startShop } from "../service/shop.js";
 import { createPaymentHandler } from "./payment-handler.js";
@@ -63,9 +63,9 @@ describe("payment lookup: the contract's minimal body", () => {
     const same = await startMinimalProvider({ paymentId: "pay_same", amount: 2500, currency: "EUR" });
     expect(await lookup(same.url, "k1")).toMatchObject({ outcome: "succeeded" });
     const other = await startMinimalProvider({ paymentId: "pay_other", amount: 9900 });
-    await expect(lookup(other.url, "k2")).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(lookup(other.url, "k2")).rejects.toBeInstanceOf(errors.IdempotencyKeyReusedError);
     const otherOrder = await startMinimalProvider({ paymentId: "pay_x", orderId: "ord_2" });
-    await expect(lookup(otherOrder.url, "k3")).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(lookup(otherOrder.url, "k3")).rejects.toBeInstanceOf(errors.IdempotencyKeyReusedError);
   });
 
   it("completes an ambiguous charge of a shop order through that lookup instead of sending it to attention", async () => {

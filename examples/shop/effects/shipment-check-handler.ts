@@ -1,4 +1,4 @@
-import { failed, IdempotencyKeyReusedError, lookupMatching, succeeded } from "oncely";
+import { errors, failed, lookupMatching, succeeded } from "oncely";
 import { z } from "zod";
 import type { ShipmentCheckInput, ShipmentCheckResult } from "../ordering/effects.js";
 import { shipmentCheckEffect } from "./declarations.js";
@@ -41,7 +41,7 @@ export function createShipmentCheckHandler(options: HttpHandlerOptions) {
       const record = await find(input, context.signal);
       if (record === undefined) return failed(`the warehouse has no picklist under "${input.picklistKey}"`);
       // Another order's picklist under this key: something is badly wrong, an operator decides.
-      if (record.orderId !== input.orderId) throw new IdempotencyKeyReusedError(context.idempotencyKey);
+      if (record.orderId !== input.orderId) throw new errors.IdempotencyKeyReusedError(context.idempotencyKey);
       return succeeded(resultOf(record));
     },
     lookup: lookupMatching({

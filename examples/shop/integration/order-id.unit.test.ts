@@ -1,13 +1,6 @@
-import {
-  Consumer,
-  DeadLetters,
-  type Envelope,
-  encodeEnvelope,
-  InvalidInputError,
-  messagingMetrics,
-  sequentialIds,
-} from "oncely";
-import { memoryJournal, SimulatedClock } from "oncely/testing";
+import { Consumer, DeadLetters, type Envelope, InvalidInputError, messagingMetrics } from "oncely";
+import { encodeEnvelope } from "oncely/advanced";
+import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { describe, expect, it } from "vitest";
 import { fulfillment } from "../fulfillment/process.js";
 import { orderingRoute } from "../ordering/integration.js";

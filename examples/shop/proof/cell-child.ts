@@ -1,4 +1,4 @@
-import { faultsFromEnv } from "oncely";
+import { faultsFromEnv } from "oncely/testing";
 import { startShop } from "../service/shop.js";
 import { cellOrders, driveOrders } from "./drive.js";
 

@@ -1,4 +1,4 @@
-import { FAULT_POINTS } from "oncely";
+import { FAULT_POINTS } from "oncely/testing";
 
 /**
  * The crash-point matrix: every named fault point × every way a process can fail there. The

@@ -1,16 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Logger } from "oncely";
-import {
-  CommandRejectedError,
-  EffectNotFoundError,
-  EffectNotSettleableError,
-  IdempotencyKeyReusedError,
-  InvalidInputError,
-  MessageConflictError,
-  NotRegisteredError,
-  RetryableError,
-  RuntimeClosedError,
-} from "oncely";
+import { CommandRejectedError, errors, InvalidInputError, RetryableError } from "oncely";
 
 /**
  * The one place that turns errors into HTTP answers. Every error body has the same shape,
@@ -22,8 +12,8 @@ import {
  * | UnauthorizedError (no or a wrong admin token, an unsigned, forged or stale webhook) | 401 |
  * | body over the limit | 413 |
  * | unsupported content type | 415 |
- * | NotFoundError, NotRegisteredError, RuntimeClosedError (the service is stopping), EffectNotFoundError | 404 |
- * | CommandRejectedError, IdempotencyKeyReusedError, ConflictError, MessageConflictError (a message id reused for another command), EffectNotSettleableError | 409 |
+ * | NotFoundError, errors.NotRegisteredError, errors.RuntimeClosedError (the service is stopping), errors.EffectNotFoundError | 404 |
+ * | CommandRejectedError, errors.IdempotencyKeyReusedError, ConflictError, errors.MessageConflictError (a message id reused for another command), errors.EffectNotSettleableError | 409 |
  * | RetryableError (storage down, conflicts exhausted...) | 503 with Retry-After |
  * | anything else | 500 (logged; the message is not echoed) |
  */
@@ -75,18 +65,18 @@ export function httpError(error: unknown): {
   }
   if (
     error instanceof NotFoundError ||
-    error instanceof NotRegisteredError ||
-    error instanceof RuntimeClosedError ||
-    error instanceof EffectNotFoundError
+    error instanceof errors.NotRegisteredError ||
+    error instanceof errors.RuntimeClosedError ||
+    error instanceof errors.EffectNotFoundError
   ) {
     return { status: 404, body: { error: error.message } };
   }
   if (
     error instanceof CommandRejectedError ||
-    error instanceof IdempotencyKeyReusedError ||
+    error instanceof errors.IdempotencyKeyReusedError ||
     error instanceof ConflictError ||
-    error instanceof MessageConflictError ||
-    error instanceof EffectNotSettleableError
+    error instanceof errors.MessageConflictError ||
+    error instanceof errors.EffectNotSettleableError
   ) {
     return { status: 409, body: { error: error.message } };
   }

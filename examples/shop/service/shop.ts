@@ -1,16 +1,14 @@
 import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { EffectPolicy, InProcessFaultKnobs, Journal, Ownership, Transport } from "oncely";
+import type { EffectPolicy, Journal, Ownership, Transport } from "oncely";
 import {
   type Clock,
   CommandRouter,
   Dispatcher,
-  type Faults,
   type IdGenerator,
   InboxRetention,
   type Logger,
-  noFaults,
   OutboxRetention,
   observeJournal,
   openJournal,
@@ -22,6 +20,8 @@ import {
   silentLogger,
   systemClock,
 } from "oncely";
+import type { InProcessFaultKnobs } from "oncely/testing";
+import { type Faults, noFaults } from "oncely/testing";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { ShopEnv } from "../config.js";
 import {

@@ -1,13 +1,8 @@
 import type { Envelope, Subscription } from "oncely";
-import {
-  Consumer,
-  defineProjection,
-  JournalTransport,
-  messagingMetrics,
-  PUBLISHED_READER_SOURCE,
-  sequentialIds,
-} from "oncely";
+import { Consumer, defineProjection, JournalTransport, messagingMetrics } from "oncely";
+import { PUBLISHED_READER_SOURCE } from "oncely/advanced";
 import type { Invariant, SimEnv, SimWorker } from "oncely/testing";
+import { sequentialIds } from "oncely/testing";
 import { Registry } from "prom-client";
 import { isIntegrationEventType, SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { orderIdOf } from "../integration/order-id.js";

@@ -1,6 +1,8 @@
 import type { Envelope } from "oncely";
-import { Consumer, defineProjection, encodeEnvelope, messagingMetrics, sequentialIds } from "oncely";
+import { Consumer, defineProjection, messagingMetrics } from "oncely";
+import { encodeEnvelope } from "oncely/advanced";
 import type { Invariant, SimEnv, SimWorker } from "oncely/testing";
+import { sequentialIds } from "oncely/testing";
 import { Registry } from "prom-client";
 import { isIntegrationEventType, SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { orderIdOf } from "../integration/order-id.js";

@@ -1,5 +1,4 @@
-import { FAULT_POINTS } from "oncely";
-import { COVERAGE_KINDS, coverageOf, runSeeds, type SeedsReport } from "oncely/testing";
+import { COVERAGE_KINDS, coverageOf, FAULT_POINTS, runSeeds, type SeedsReport } from "oncely/testing";
 import { describe, expect, it } from "vitest";
 import { SHOP_SIM_DEFAULTS, shopSimulation } from "./system.js";
 

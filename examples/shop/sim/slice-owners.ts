@@ -1,13 +1,6 @@
 import type { Journal } from "oncely";
-import {
-  defineActor,
-  FencedOutError,
-  Runtime,
-  SLICE_FENCE_CONSUMER,
-  SliceLeaseManager,
-  silentLogger,
-  sliceOfAddress,
-} from "oncely";
+import { defineActor, errors, Runtime, SliceLeaseManager, silentLogger } from "oncely";
+import { SLICE_FENCE_CONSUMER, sliceOfAddress } from "oncely/advanced";
 import type { Invariant, SimEnv, SimWorker } from "oncely/testing";
 import { Registry } from "prom-client";
 
@@ -133,7 +126,7 @@ export function sliceOwnersWorker(env: SimEnv): SimWorker {
       gateA.release();
       const outcome = await pending;
       const carried = gateA.state.carried ?? tokenA ?? 0;
-      if (outcome instanceof FencedOutError) env.count("slice-owners:fenced");
+      if (outcome instanceof errors.FencedOutError) env.count("slice-owners:fenced");
       else if (!(outcome instanceof Error) && fence > carried) {
         const message = `a commit decided under token ${carried} of slice ${slice} landed after another worker took the slice (token ${fence})`;
         await env.journal.commit({

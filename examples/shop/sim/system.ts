@@ -1,18 +1,8 @@
 import type { Consumer } from "oncely";
-import {
-  Dispatcher,
-  type Envelope,
-  encodeEnvelope,
-  failed,
-  isFinalStatus,
-  parseAddress,
-  type Random,
-  Relay,
-  sequentialIds,
-  succeeded,
-} from "oncely";
+import { Dispatcher, type Envelope, failed, isFinalStatus, parseAddress, type Random, Relay, succeeded } from "oncely";
+import { encodeEnvelope } from "oncely/advanced";
 import type { Invariant, SimCommand, SimEnv, SimulationSystem, SimWorker, SimWorld } from "oncely/testing";
-import { SimulatedProvider, settleFromLedger, simulatedTransport } from "oncely/testing";
+import { SimulatedProvider, sequentialIds, settleFromLedger, simulatedTransport } from "oncely/testing";
 import { Registry } from "prom-client";
 import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";

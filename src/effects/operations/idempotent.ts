@@ -1,9 +1,9 @@
+import { requestHash } from "../../base/canonical-json.js";
 import { OPERATIONS_DEFAULTS } from "../../base/defaults.js";
 import { IdempotencyKeyReusedError, InvalidInputError, OperationInProgressError } from "../../base/errors.js";
 import type { Clock, IdGenerator } from "../../core/clock.js";
 import { resolveEnvironment } from "../../core/environment.js";
 import type { Logger } from "../../core/logger.js";
-import { requestHash } from "./canonical.js";
 import type { OperationOutcome, OperationStore } from "./types.js";
 
 export interface IdempotentOperationsOptions {

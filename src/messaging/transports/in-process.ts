@@ -296,6 +296,3 @@ export class InProcessTransport implements Transport {
     await Promise.all([...this.durables.values()].map((d) => this.whenSettled(d)));
   }
 }
-
-export const inProcessTransport = (options?: InProcessTransportOptions): InProcessTransport =>
-  new InProcessTransport(options);

@@ -157,5 +157,3 @@ export class JournalTransport implements Transport {
     await Promise.all(readers.map((r) => r.stop()));
   }
 }
-
-export const journalTransport = (options: JournalTransportOptions): JournalTransport => new JournalTransport(options);

@@ -4,7 +4,7 @@ import { Runtime } from "../../../src/core/runtime.js";
 import { succeeded } from "../../../src/effects/types.js";
 import { listEffects } from "../../../src/effects/view.js";
 import type { Journal } from "../../../src/journal/types.js";
-import { pruneInbox } from "../../../src/messaging/inbox-retention.js";
+import { pruneInbox } from "../../../src/retention/inbox.js";
 import { FakePaymentProvider, FakeRefundProvider, paymentHandler } from "../fixtures/fake-provider.js";
 import type { JournalFactory } from "../fixtures/journals.js";
 import { type PaymentState, paymentActor, paymentKey, refundKey } from "../fixtures/payment-actor.js";

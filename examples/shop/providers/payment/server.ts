@@ -1,4 +1,5 @@
-import { type Clock, type IdGenerator, seededRandom, systemClock } from "oncely";
+import { type Clock, type IdGenerator, systemClock } from "oncely";
+import { seededRandom } from "oncely/testing";
 import { z } from "zod";
 import { baseFaultsShape, drawFaults, FaultSettings, noBaseFaults } from "../shared/faults.js";
 import {

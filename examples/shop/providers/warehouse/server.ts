@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type Clock, type IdGenerator, seededRandom, systemClock } from "oncely";
+import { type Clock, type IdGenerator, systemClock } from "oncely";
+import { seededRandom } from "oncely/testing";
 import { z } from "zod";
 import { baseFaultsShape, drawFaults, type FaultPlan, FaultSettings, noBaseFaults } from "../shared/faults.js";
 import {

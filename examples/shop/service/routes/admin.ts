@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { EffectStatus, Settlement } from "oncely";
-import { EffectNotFoundError, InvalidInputError, listEffects, settlementSchema } from "oncely";
+import { errors, InvalidInputError, listEffects, settlementSchema } from "oncely";
 import { z } from "zod";
 import { listOrders, ORDER_STATUSES, type ShopContext } from "../context.js";
 import { checkShopSettlement } from "../settlement-rule.js";
@@ -27,7 +27,7 @@ export function adminRoutes(app: FastifyInstance, ctx: ShopContext): void {
     if (!parsed.success) throw new InvalidInputError("invalid settlement", issuesOf(parsed.error));
     const settlement = parsed.data as Settlement;
     const row = await ctx.journal.getOutbox(key);
-    if (row?.category !== "effect") throw new EffectNotFoundError(key);
+    if (row?.category !== "effect") throw new errors.EffectNotFoundError(key);
     checkShopSettlement(row, settlement);
     return ctx.reconciliation.settle(key, settlement);
   });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { IdempotencyKeyReusedError, InvalidInputError } from "oncely";
+import { errors, InvalidInputError } from "oncely";
 import { z } from "zod";
 import { type PlaceOrder, parseOrderCommand } from "../../ordering/commands.js";
 import type { OrderState } from "../../ordering/state.js";
@@ -93,7 +93,7 @@ export function orderRoutes(app: FastifyInstance, ctx: ShopContext, limits: Orde
       // The inbox answers a repeated message id before the actor sees the command, so the body of
       // a repeat is compared here: the same key with another body is a client bug, not a retry.
       const { state } = await ctx.runtime.state<OrderState>(address);
-      if (!sameOrder(state, command)) throw new IdempotencyKeyReusedError(key ?? "");
+      if (!sameOrder(state, command)) throw new errors.IdempotencyKeyReusedError(key ?? "");
       void reply.header("idempotent-replayed", "true");
     }
     void reply.header("location", `/orders/${orderId}`);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { InvalidInputError, MessageConflictError } from "oncely";
+import { errors, InvalidInputError } from "oncely";
 import { z } from "zod";
 import {
   DEFAULT_WEBHOOK_TOLERANCE_MS,
@@ -128,7 +128,7 @@ export function webhookRoutes(
     } catch (error) {
       if (error instanceof UnknownShipmentError) throw unknown();
       // The shipment's inbox holds this eventId's webhook with another body.
-      if (error instanceof MessageConflictError) {
+      if (error instanceof errors.MessageConflictError) {
         throw new ConflictError(`eventId ${webhook.eventId} reused with a different payload: ${error.message}`);
       }
       throw error;

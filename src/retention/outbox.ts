@@ -1,7 +1,7 @@
 import { DEFAULT_REDELIVERY_WINDOW_MS, positiveInteger, positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
 import { InvalidInputError } from "../base/errors.js";
 import type { OutboxStore } from "../journal/types.js";
-import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
+import { RetentionJob, type RetentionJobOptions } from "./job.js";
 
 /** Default retention of done outbox rows: the redelivery window, 7 days. */
 export const DEFAULT_OUTBOX_RETENTION_MS = RETENTION_DEFAULTS.outboxRetentionMs;

@@ -1,6 +1,6 @@
 import { positiveInteger, RETENTION_DEFAULTS } from "../base/defaults.js";
 import type { PublishedLog } from "../journal/types.js";
-import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
+import { RetentionJob, type RetentionJobOptions } from "./job.js";
 
 export interface PublishedRetentionOptions extends RetentionJobOptions {
   journal: Pick<PublishedLog, "prunePublished">;

@@ -1,6 +1,6 @@
 import { positiveMs, RETENTION_DEFAULTS } from "../base/defaults.js";
 import type { InboxStore } from "../journal/types.js";
-import { RetentionJob, type RetentionJobOptions } from "./retention-job.js";
+import { RetentionJob, type RetentionJobOptions } from "./job.js";
 
 /** Default retention of inbox (dedup) rows: the redelivery window, 7 days. */
 export const DEFAULT_INBOX_RETENTION_MS = RETENTION_DEFAULTS.inboxRetentionMs;

@@ -3,13 +3,13 @@ import { DEFAULT_REDELIVERY_WINDOW_MS } from "../../src/base/defaults.js";
 import { InvalidInputError } from "../../src/base/errors.js";
 import { defineActor } from "../../src/core/actor.js";
 import { memoryJournal } from "../../src/journal/memory.js";
-import { DEFAULT_INBOX_RETENTION_MS, InboxRetention } from "../../src/messaging/inbox-retention.js";
-import { DEFAULT_OUTBOX_RETENTION_MS, OutboxRetention, pruneOutbox } from "../../src/messaging/outbox-retention.js";
+import { DEFAULT_INBOX_RETENTION_MS, InboxRetention } from "../../src/retention/inbox.js";
+import { DEFAULT_OUTBOX_RETENTION_MS, OutboxRetention, pruneOutbox } from "../../src/retention/outbox.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
+import { FakePaymentProvider, paymentHandler } from "../effects/fixtures/fake-provider.js";
+import { paymentActor, paymentKey } from "../effects/fixtures/payment-actor.js";
+import { World } from "../effects/fixtures/world.js";
 import { effectRow } from "../journal/fixtures/outbox-row.js";
-import { FakePaymentProvider, paymentHandler } from "./fixtures/fake-provider.js";
-import { paymentActor, paymentKey } from "./fixtures/payment-actor.js";
-import { World } from "./fixtures/world.js";
 
 const DAY = 24 * 60 * 60_000;
 const WEEK = 7 * DAY;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
-import { openJournal } from "../../src/cli/open-journal.js";
+import { openJournal } from "../../src/journal/open.js";
 import type { PostgresJournal } from "../../src/postgres/journal.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { PUBLISHED_READER_SOURCE } from "../../src/journal/published.js";
-import { PublishedRetention } from "../../src/messaging/published-retention.js";
+import { PublishedRetention } from "../../src/retention/published.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 
 const DAY = 24 * 60 * 60_000;

@@ -1,14 +1,15 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { InvalidInputError } from "../base/errors.js";
-import { MemoryJournal } from "../journal/memory.js";
-import type { Journal } from "../journal/types.js";
+import { MemoryJournal } from "./memory.js";
+import type { Journal } from "./types.js";
 
 const ACCEPTED =
   "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name), memory:, sqlite:PATH, file:PATH";
 
 /**
- * Open and migrate the journal a URL names, for the CLI and the shop.
+ * Open and migrate the journal a URL names, for the CLI, the shop and applications configured by URL. The
+ * one file of the core that reaches a back end, and only by a dynamic import of the one the URL names.
  *
  * @example
  * await openJournal(undefined);                                  // ./data/oncely.db

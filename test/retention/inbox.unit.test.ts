@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../src/base/errors.js";
 import { memoryJournal } from "../../src/journal/memory.js";
-import { DEFAULT_INBOX_RETENTION_MS, InboxRetention, pruneInbox } from "../../src/messaging/inbox-retention.js";
+import { DEFAULT_INBOX_RETENTION_MS, InboxRetention, pruneInbox } from "../../src/retention/inbox.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 
 describe("inbox retention", () => {
