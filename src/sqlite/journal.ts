@@ -16,6 +16,7 @@ import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
 import { OutboxSignal } from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount, outboxSlice } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
+import { backfilledPublishedSlice, requirePublishedSlices } from "../journal/published.js";
 import { streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
@@ -119,6 +120,10 @@ export class SqliteJournal implements Journal {
         this.sliceCount,
       ),
     );
+    // The migration that added the published log's slice column backfills it with this.
+    db.function("oncely_published_slice", { deterministic: true }, (body, messageId) =>
+      backfilledPublishedSlice(String(body), String(messageId), this.sliceCount),
+    );
     this.sql = new Sql(db);
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), { start: "next-turn", maxBatch: 512 });
     const claimTx = db.transaction((claim: ClaimOptions) => outbox.claimOutbox(this.sql, claim));
@@ -184,7 +189,7 @@ export class SqliteJournal implements Journal {
         try {
           if (isPublishedWrite(write)) {
             mark.written = true;
-            const position = appendPublished(this.sql, write.entry, write.now);
+            const position = appendPublished(this.sql, write.entry, write.now, this.sliceCount);
             if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
             outcomes.push({ ok: { position } });
             published++;
@@ -352,8 +357,9 @@ export class SqliteJournal implements Journal {
     return (answer as { position: number }).position;
   }
 
-  readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
-    return this.run(() => readPublished(this.sql, after, limit));
+  async readPublished(after: number, limit?: number, slices?: readonly number[]): Promise<PublishedRecord[]> {
+    if (slices !== undefined) requirePublishedSlices(slices, this.sliceCount);
+    return this.run(() => readPublished(this.sql, after, limit, slices));
   }
 
   prunePublished(before: number, limit?: number): Promise<number> {
