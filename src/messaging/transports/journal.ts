@@ -1,9 +1,11 @@
+import type { Registry } from "prom-client";
 import { JOURNAL_TRANSPORT_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
 import { type Clock, type Random, systemClock, systemRandom } from "../../core/clock.js";
 import { type Logger, resolveLogger } from "../../core/logger.js";
 import type { PublishedLog } from "../../journal/types.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
+import { type SliceReaderMetrics, sliceReaderMetrics } from "../slice-metrics.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../transport.js";
 import { LogReader, type LogReaderFaults, type LogReaderJournal } from "./log-reader.js";
 
@@ -26,6 +28,8 @@ export interface JournalTransportOptions {
   /** Backoff for a handler that throws instead of returning an outcome. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Where the readers' slice metrics go (events read per slice, slice moves); a private registry when absent. */
+  registry?: Registry | undefined;
 }
 
 /**
@@ -58,6 +62,7 @@ export class JournalTransport implements Transport {
   private readonly batchSize: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
+  private readonly metrics: SliceReaderMetrics;
   private readonly readers = new Map<string, LogReader>();
   private closed = false;
   readonly stats = { published: 0 };
@@ -77,6 +82,7 @@ export class JournalTransport implements Transport {
       "journal transport retryBaseMs",
       options.retryBaseMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryBaseMs,
     );
+    this.metrics = sliceReaderMetrics(options.registry);
     this.retryMaxMs = positiveMs(
       "journal transport retryMaxMs",
       options.retryMaxMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryMaxMs,
@@ -87,7 +93,8 @@ export class JournalTransport implements Transport {
   async publish(envelope: Envelope, subject: string): Promise<void> {
     if (this.closed) throw new Error("journal transport is closed");
     await this.journal.appendPublished(
-      { messageId: brokerMessageId(envelope), subject, body: encodeEnvelope(envelope) },
+      // Keyed by the producing aggregate: a source stream's events share a slice, and keep their order for its reader.
+      { messageId: brokerMessageId(envelope), subject, body: encodeEnvelope(envelope), key: envelope.aggregateId },
       this.clock.now(),
     );
     this.stats.published++;
@@ -112,6 +119,8 @@ export class JournalTransport implements Transport {
       batchSize: this.batchSize,
       retryBaseMs: this.retryBaseMs,
       retryMaxMs: this.retryMaxMs,
+      ownership: options.ownership,
+      metrics: this.metrics,
     });
     this.readers.set(consumerName, reader);
     try {
