@@ -85,13 +85,25 @@ export const fenceCheckpoint = (slice: number, token: number) => ({
   expected: token,
 });
 
+const everything = new WeakSet<Ownership>();
+
 /** One process that owns every slice (SQLite, memory, a single worker): no fence, nothing moves. */
 export function ownsEverything(sliceCount = DEFAULT_SLICE_COUNT): Ownership {
   requireSliceCount(sliceCount);
-  return {
+  const ownership: Ownership = {
     sliceCount,
     owns: () => true,
     fence: () => undefined,
     onChange: () => () => {},
   };
+  everything.add(ownership);
+  return ownership;
 }
+
+/**
+ * Whether work must be split by slice under `ownership`: false without one, and for
+ * `ownsEverything` (which never moves a slice), so a single process reads and claims as it did
+ * before slices. A lease manager that happens to hold every slice now still splits: its slices move.
+ */
+export const splitsBySlice = (ownership: Ownership | undefined): ownership is Ownership =>
+  ownership !== undefined && !everything.has(ownership);

@@ -302,6 +302,8 @@ export class Host {
       const subscribe = {
         subjects: options.subjects,
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+        // A transport that partitions events by slice gives this worker its slices' events only.
+        ownership: this.ownership,
       };
       this.running.push({ consumer, subscription: await consumer.subscribe(transport, subscribe) });
       if (gapCheckEveryMs !== undefined) {

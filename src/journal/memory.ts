@@ -24,7 +24,13 @@ import { OutboxSignal, wakesAtCommit } from "./outbox-signal.js";
 import { claimSlices, journalSliceCount, outboxSlice } from "./outbox-slice.js";
 import { holdsOutcomeRow } from "./outcome-record.js";
 import { pruneBatchSize } from "./prune.js";
-import { PUBLISHED_READER_SOURCE } from "./published.js";
+import {
+  PUBLISHED_READER_SOURCE,
+  PUBLISHED_SLICE_SOURCE_PREFIX,
+  passedByEveryReader,
+  publishedSlice,
+  requirePublishedSlices,
+} from "./published.js";
 import { applyOutboxUpdate, claimable, copy, matchesOutboxFilter, newOutboxRow } from "./rows.js";
 import type {
   ClaimOptions,
@@ -373,7 +379,12 @@ export class MemoryJournal implements Journal {
     const reader = key(consumer, PUBLISHED_READER_SOURCE);
     return {
       inbox: forget(this.inbox, (record) => record.consumer === consumer),
-      checkpoints: forget(this.checkpoints, (_, k) => k.startsWith(prefix) && !(options.keepReader && k === reader)),
+      checkpoints: forget(
+        this.checkpoints,
+        (_, k) =>
+          k.startsWith(prefix) &&
+          !(options.keepReader && (k === reader || k.startsWith(key(consumer, PUBLISHED_SLICE_SOURCE_PREFIX)))),
+      ),
       parked: forget(this.parked, (record) => record.consumer === consumer),
     };
   }
@@ -480,24 +491,42 @@ export class MemoryJournal implements Journal {
     const known = this.publishedIds.get(entry.messageId);
     if (known !== undefined) return known;
     const position = ++this.publishedHead;
-    this.published.push(copy({ ...entry, position, publishedAt: now }));
+    this.published.push(
+      copy({
+        position,
+        messageId: entry.messageId,
+        subject: entry.subject,
+        body: entry.body,
+        publishedAt: now,
+        slice: publishedSlice(entry, this.sliceCount),
+      }),
+    );
     this.publishedIds.set(entry.messageId, position);
     for (const listener of this.publishedListeners) queueMicrotask(listener);
     return position;
   }
 
-  async readPublished(after: number, limit = Number.POSITIVE_INFINITY): Promise<PublishedRecord[]> {
-    return copy(this.published.filter((p) => p.position > after).slice(0, limit));
+  async readPublished(
+    after: number,
+    limit = Number.POSITIVE_INFINITY,
+    slices?: readonly number[],
+  ): Promise<PublishedRecord[]> {
+    if (slices !== undefined) requirePublishedSlices(slices, this.sliceCount);
+    const wanted = slices === undefined ? undefined : new Set(slices);
+    return copy(
+      this.published.filter((p) => p.position > after && (wanted === undefined || wanted.has(p.slice))).slice(0, limit),
+    );
   }
 
   async prunePublished(before: number, limit?: number): Promise<number> {
     const batch = pruneBatchSize(limit);
-    const readers = [...this.checkpoints]
-      .filter(([k]) => k.endsWith(`\u0000${PUBLISHED_READER_SOURCE}`))
-      .map(([, position]) => position);
-    if (readers.length === 0) return 0;
-    const passed = Math.min(...readers);
-    const doomed = this.published.filter((p) => p.publishedAt < before && p.position <= passed).slice(0, batch);
+    const passed = passedByEveryReader(
+      [...this.checkpoints].map(([k, version]) => {
+        const [consumer, source] = k.split("\u0000") as [string, string];
+        return { consumer, source, version };
+      }),
+    );
+    const doomed = this.published.filter((p) => p.publishedAt < before && passed(p.slice, p.position)).slice(0, batch);
     const gone = new Set(doomed.map((p) => p.position));
     this.published = this.published.filter((p) => !gone.has(p.position));
     for (const p of doomed) this.publishedIds.delete(p.messageId);

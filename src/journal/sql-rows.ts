@@ -111,4 +111,5 @@ export const publishedRecord = (r: Row): PublishedRecord => ({
   subject: r.subject,
   body: r.body,
   publishedAt: num(r.published_at),
+  slice: num(r.slice),
 });

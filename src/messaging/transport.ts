@@ -1,3 +1,4 @@
+import type { Ownership } from "../core/slices.js";
 import type { Envelope } from "./envelope.js";
 
 /**
@@ -36,6 +37,13 @@ export interface SubscribeOptions {
   maxDeliveries?: number;
   /** Messages handled at once by this subscription (default 16). Order per source is the consumer's job. */
   concurrency?: number;
+  /**
+   * The slices this worker owns (`createHost({ ownership })` passes its own): a transport that
+   * partitions events by slice delivers this subscription only the events of those slices, and
+   * follows the ownership as slices move (docs/design/event-partitions.md). Absent, or
+   * `ownsEverything`: every event. A transport that does not partition ignores it.
+   */
+  ownership?: Ownership | undefined;
 }
 
 export interface Subscription {

@@ -24,6 +24,8 @@ export interface PullLoopOptions {
   retryMaxMs: number;
   /** The durable's `ack_wait`: a message in handling is reported in progress three times per period. */
   ackWaitMs: number;
+  /** The subject a subscriber sees, from the wire subject (a partitioned transport drops the slice token). */
+  subjectOf?: (wire: string) => string;
 }
 
 /**
@@ -96,7 +98,7 @@ export class PullLoop implements Subscription {
   private async handle(m: JsMsg): Promise<void> {
     this.stats.delivered++;
     const delivery: Delivery = {
-      subject: m.subject,
+      subject: this.o.subjectOf ? this.o.subjectOf(m.subject) : m.subject,
       body: m.string(),
       messageId: m.headers?.get("Nats-Msg-Id") || undefined,
       attempt: m.info.deliveryCount,

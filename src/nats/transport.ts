@@ -1,13 +1,19 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Registry } from "prom-client";
 import { MESSAGING_DEFAULTS, NATS_DEFAULTS } from "../base/defaults.js";
+import { InvalidInputError } from "../base/errors.js";
 import { resolveEnvironment } from "../core/environment.js";
 import type { Logger } from "../core/logger.js";
+import { splitsBySlice } from "../core/slices.js";
 import { type Envelope, encodeEnvelope } from "../messaging/envelope.js";
 import { brokerMessageId } from "../messaging/signing.js";
+import { type SliceReaderMetrics, sliceReaderMetrics } from "../messaging/slice-metrics.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
 import { jetStreamClient } from "./driver.js";
+import { type NatsPartitions, SubjectSlices } from "./partitions.js";
 import { ensureDurable, ensureStream } from "./setup.js";
+import { SlicePull } from "./slice-pull.js";
 import { PullLoop } from "./subscription.js";
 
 const { jetstream, jetstreamManager } = jetStreamClient;
@@ -36,6 +42,16 @@ export interface NatsTransportOptions {
   ownsConnection?: boolean;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * Partition events by slice (docs/design/event-partitions.md): each is published on its subject
+   * plus a slice token (`shop.payment.PaymentProcessed.s17`), and a subscription given an ownership
+   * (`createHost({ ownership })`) reads one durable per owned slice, `<consumer>-s<slice>`, so each
+   * event goes to the worker that owns its slice. Every process on the stream must agree on it (see
+   * docs/backends/nats.md for switching an existing stream).
+   */
+  partitions?: NatsPartitions;
+  /** Where the slice readers' metrics go (events read per slice, slice moves); a private registry when absent. */
+  registry?: Registry | undefined;
 }
 
 /**
@@ -47,8 +63,10 @@ export interface NatsTransportOptions {
 export class NatsTransport implements Transport {
   readonly name = "nats";
   private readonly js: JetStreamClient;
-  private readonly loops = new Set<PullLoop>();
+  private readonly loops = new Set<PullLoop | SlicePull>();
   private readonly logger: Logger;
+  private readonly slices: SubjectSlices | undefined;
+  private readonly metrics: SliceReaderMetrics;
 
   private constructor(
     private readonly o: NatsTransportOptions,
@@ -56,6 +74,8 @@ export class NatsTransport implements Transport {
   ) {
     this.js = jetstream(o.connection);
     this.logger = resolveEnvironment({ logger: o.logger }).logger;
+    this.slices = o.partitions && new SubjectSlices(o.partitions);
+    this.metrics = sliceReaderMetrics(o.registry);
   }
 
   /** Connects the JetStream API and creates or updates the stream. */
@@ -80,7 +100,8 @@ export class NatsTransport implements Transport {
 
   /** Resolves once the stream stored the message (or recognised it as a duplicate). */
   async publish(envelope: Envelope, subject: string): Promise<void> {
-    await this.js.publish(subject, encodeEnvelope(envelope), {
+    const wire = this.slices ? this.slices.publishSubject(envelope, subject) : subject;
+    await this.js.publish(wire, encodeEnvelope(envelope), {
       msgID: brokerMessageId(envelope),
       timeout: this.o.publishTimeoutMs ?? NATS_DEFAULTS.publishTimeoutMs,
     });
@@ -95,10 +116,60 @@ export class NatsTransport implements Transport {
     const maxDeliveries = options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries;
     const concurrency = options.concurrency ?? MESSAGING_DEFAULTS.concurrency;
     const ackWaitMs = this.o.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
+    const slices = this.slices;
+    const durable = (name: string, subjects: string[]) =>
+      ensureDurable(this.jsm, {
+        stream: this.o.stream,
+        name,
+        subjects,
+        maxDeliver: -1,
+        ackWaitMs,
+        maxAckPending: this.o.maxAckPending ?? 1000,
+      });
+    if (slices && splitsBySlice(options.ownership)) {
+      const ownership = options.ownership;
+      if (ownership.sliceCount !== slices.sliceCount) {
+        throw new InvalidInputError(
+          `consumer "${consumerName}": its ownership counts ${ownership.sliceCount} slices and the NATS transport's partitions ${slices.sliceCount}: give both the same sliceCount`,
+        );
+      }
+      const pull = await SlicePull.start({
+        nc: this.o.connection,
+        jsm: this.jsm,
+        stream: this.o.stream,
+        consumer: consumerName,
+        ownership,
+        ensureDurable: async (slice) => {
+          const name = `${consumerName}-s${slice}`;
+          await durable(
+            name,
+            options.subjects.map((pattern) => slices.filter(pattern, slice)),
+          );
+          return name;
+        },
+        logicalSubject: (wire) => slices.logicalSubject(wire),
+        handler,
+        maxDeliveries,
+        concurrency,
+        ackWaitMs,
+        logger: this.logger,
+        retryBaseMs: this.o.retryBaseMs ?? 200,
+        retryMaxMs: this.o.retryMaxMs ?? 30_000,
+        metrics: this.metrics,
+      });
+      this.loops.add(pull);
+      return {
+        stop: async () => {
+          this.loops.delete(pull);
+          await pull.stop();
+        },
+        pending: () => pull.pending(),
+      };
+    }
     await ensureDurable(this.jsm, {
       stream: this.o.stream,
       name: consumerName,
-      subjects: options.subjects,
+      subjects: slices ? options.subjects.map((pattern) => slices.filter(pattern, "*")) : options.subjects,
       // Unlimited on the server: the subscriber decides when a message is poison (it dead-letters it
       // and acks). A server-side limit would drop a message silently when the dead-letter write
       // itself failed, e.g. while the journal was unreachable.
@@ -119,6 +190,7 @@ export class NatsTransport implements Transport {
       retryBaseMs: this.o.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs,
       retryMaxMs: this.o.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs,
       ackWaitMs,
+      ...(slices ? { subjectOf: (wire: string) => slices.logicalSubject(wire) } : {}),
     });
     this.loops.add(loop);
     return {

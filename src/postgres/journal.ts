@@ -24,6 +24,7 @@ import {
 import { OutboxSignal, wakesAtCommit } from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
+import { requirePublishedSlices } from "../journal/published.js";
 import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
@@ -456,8 +457,10 @@ export class PostgresJournal implements Journal {
     );
   }
 
-  readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
-    return this.publishedReads.submit({ after, limit });
+  async readPublished(after: number, limit?: number, slices?: readonly number[]): Promise<PublishedRecord[]> {
+    if (slices === undefined) return this.publishedReads.submit({ after, limit });
+    requirePublishedSlices(slices, this.sliceCount);
+    return this.publishedReads.submit({ after, limit, slices });
   }
 
   prunePublished(before: number, limit?: number): Promise<number> {

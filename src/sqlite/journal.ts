@@ -17,6 +17,7 @@ import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
 import { OutboxSignal } from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount, outboxSlice } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
+import { backfilledPublishedSlice, requirePublishedSlices } from "../journal/published.js";
 import { streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
@@ -122,6 +123,10 @@ export class SqliteJournal implements Journal {
         this.sliceCount,
       ),
     );
+    // The migration that added the published log's slice column backfills it with this.
+    db.function("oncely_published_slice", { deterministic: true }, (body, messageId) =>
+      backfilledPublishedSlice(String(body), String(messageId), this.sliceCount),
+    );
     this.sql = new Sql(db);
     this.group = new GroupCommitter((batch) => this.writeBatch(batch), {
       start: "next-turn",
@@ -190,7 +195,7 @@ export class SqliteJournal implements Journal {
         try {
           if (isPublishedWrite(write)) {
             mark.written = true;
-            const position = appendPublished(this.sql, write.entry, write.now);
+            const position = appendPublished(this.sql, write.entry, write.now, this.sliceCount);
             if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
             outcomes.push({ ok: { position } });
             published++;
@@ -358,8 +363,9 @@ export class SqliteJournal implements Journal {
     return (answer as { position: number }).position;
   }
 
-  readPublished(after: number, limit?: number): Promise<PublishedRecord[]> {
-    return this.run(() => readPublished(this.sql, after, limit));
+  async readPublished(after: number, limit?: number, slices?: readonly number[]): Promise<PublishedRecord[]> {
+    if (slices !== undefined) requirePublishedSlices(slices, this.sliceCount);
+    return this.run(() => readPublished(this.sql, after, limit, slices));
   }
 
   prunePublished(before: number, limit?: number): Promise<number> {

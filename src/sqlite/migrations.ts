@@ -162,6 +162,20 @@ export const migrations: { version: number; name: string; sql: string }[] = [
       CREATE INDEX checkpoints_source ON checkpoints (source);
     `,
   },
+  // The published log's slices (docs/design/event-partitions.md): each entry's slice, the slice of
+  // its producing aggregate's id, so that a reader owning some slices reads only theirs. Entries
+  // already there are backfilled by \`oncely_published_slice\` (the TypeScript function the journal
+  // registers on the connection: the body's aggregateId, else the message id). The index serves a
+  // read of some slices after a position (slice IN (...) AND position > ?).
+  {
+    version: 6,
+    name: "published_slices",
+    sql: `
+      ALTER TABLE published ADD COLUMN slice INTEGER NOT NULL DEFAULT 0;
+      UPDATE published SET slice = oncely_published_slice(body, message_id);
+      CREATE INDEX published_slice ON published (slice, position);
+    `,
+  },
 ];
 
 /**

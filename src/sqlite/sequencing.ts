@@ -1,4 +1,4 @@
-import { PUBLISHED_READER_SOURCE } from "../journal/published.js";
+import { PUBLISHED_READER_SOURCE, PUBLISHED_SLICE_SOURCE_PREFIX } from "../journal/published.js";
 import { parkedRecord } from "../journal/sql-rows.js";
 import type { ForgottenConsumer, ParkedRecord } from "../journal/types.js";
 import type { Sql } from "./sql.js";
@@ -32,8 +32,14 @@ export function forgetConsumer(sql: Sql, consumer: string, keepReader: boolean):
   return {
     inbox: sql.stmt("DELETE FROM inbox WHERE consumer = ?").run(consumer).changes,
     checkpoints: sql
-      .stmt("DELETE FROM checkpoints WHERE consumer = ? AND NOT (? AND source = ?)")
-      .run(consumer, keepReader ? 1 : 0, PUBLISHED_READER_SOURCE).changes,
+      .stmt("DELETE FROM checkpoints WHERE consumer = ? AND NOT (? AND (source = ? OR substr(source, 1, ?) = ?))")
+      .run(
+        consumer,
+        keepReader ? 1 : 0,
+        PUBLISHED_READER_SOURCE,
+        PUBLISHED_SLICE_SOURCE_PREFIX.length,
+        PUBLISHED_SLICE_SOURCE_PREFIX,
+      ).changes,
     parked: sql.stmt("DELETE FROM parked WHERE consumer = ?").run(consumer).changes,
   };
 }

@@ -11,18 +11,32 @@ export interface PublishedRecord {
   /** The encoded envelope, as a transport delivers it. */
   body: string;
   publishedAt: number;
+  /**
+   * The slice of its partition key among the journal's `sliceCount` (see `NewPublished.key`): a
+   * reader that owns some slices reads only theirs (`readPublished`'s `slices`).
+   */
+  slice: number;
 }
 
 export interface NewPublished {
   messageId: string;
   subject: string;
   body: string;
+  /**
+   * The partition key: the id of the producing aggregate (`envelope.aggregateId`), which every
+   * event of one source stream shares, so a stream's events land in one slice and keep their order
+   * for the slice's reader. The journal stores `sliceOf(key, sliceCount)`; absent, the message id's.
+   */
+  key?: string;
 }
 
 /** The published log as its readers use it: entries after a position, and a wake-up on appends. */
 export interface PublishedLogReader {
-  /** Entries with position > `after`, in position order, at most `limit` (default all). */
-  readPublished(after: number, limit?: number): Promise<PublishedRecord[]>;
+  /**
+   * Entries with position > `after`, in position order, at most `limit` (default all); with
+   * `slices`, only entries of those slices (an empty list reads nothing).
+   */
+  readPublished(after: number, limit?: number, slices?: readonly number[]): Promise<PublishedRecord[]>;
   /**
    * Wake-up signal after an append to the published log (in-process for memory/SQLite,
    * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
@@ -43,7 +57,9 @@ export interface PublishedLog extends PublishedLogReader {
   /**
    * Delete at most `limit` (default 1,000) entries published strictly before `before` that every
    * registered reader has passed: a reader is a checkpoint under source `PUBLISHED_READER_SOURCE`
-   * (`src/journal/published.ts`), and its version is its position. No reader: nothing is deleted.
+   * (`src/journal/published.ts`), and its version is its position. A reader of some slices keeps,
+   * besides, a position per slice (source `publishedSliceSource(slice)`): for an entry of slice s,
+   * its position is the larger of the two. No reader: nothing is deleted.
    */
   prunePublished(before: number, limit?: number): Promise<number>;
 }

@@ -1,3 +1,4 @@
+import type { Registry } from "prom-client";
 import { JOURNAL_TRANSPORT_DEFAULTS, MESSAGING_DEFAULTS, positiveInteger, positiveMs } from "../../base/defaults.js";
 import type { Clock, Random } from "../../core/clock.js";
 import { resolveEnvironment } from "../../core/environment.js";
@@ -5,6 +6,7 @@ import type { Logger } from "../../core/logger.js";
 import type { PublishedLog } from "../../journal/types.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
+import { type SliceReaderMetrics, sliceReaderMetrics } from "../slice-metrics.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../transport.js";
 import { LogReader, type LogReaderFaults, type LogReaderJournal } from "./log-reader.js";
 
@@ -27,6 +29,8 @@ export interface JournalTransportOptions {
   /** Backoff for a handler that throws instead of returning an outcome. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Where the readers' slice metrics go (events read per slice, slice moves); a private registry when absent. */
+  registry?: Registry | undefined;
 }
 
 /**
@@ -59,6 +63,7 @@ export class JournalTransport implements Transport {
   private readonly batchSize: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
+  private readonly metrics: SliceReaderMetrics;
   private readonly readers = new Map<string, LogReader>();
   private closed = false;
   readonly stats = { published: 0 };
@@ -80,6 +85,7 @@ export class JournalTransport implements Transport {
       "journal transport retryBaseMs",
       options.retryBaseMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryBaseMs,
     );
+    this.metrics = sliceReaderMetrics(options.registry);
     this.retryMaxMs = positiveMs(
       "journal transport retryMaxMs",
       options.retryMaxMs ?? JOURNAL_TRANSPORT_DEFAULTS.retryMaxMs,
@@ -90,7 +96,8 @@ export class JournalTransport implements Transport {
   async publish(envelope: Envelope, subject: string): Promise<void> {
     if (this.closed) throw new Error("journal transport is closed");
     await this.journal.appendPublished(
-      { messageId: brokerMessageId(envelope), subject, body: encodeEnvelope(envelope) },
+      // Keyed by the producing aggregate: a source stream's events share a slice, and keep their order for its reader.
+      { messageId: brokerMessageId(envelope), subject, body: encodeEnvelope(envelope), key: envelope.aggregateId },
       this.clock.now(),
     );
     this.stats.published++;
@@ -115,6 +122,8 @@ export class JournalTransport implements Transport {
       batchSize: this.batchSize,
       retryBaseMs: this.retryBaseMs,
       retryMaxMs: this.retryMaxMs,
+      ownership: options.ownership,
+      metrics: this.metrics,
     });
     this.readers.set(consumerName, reader);
     try {
