@@ -120,6 +120,7 @@ export {
   type HostConsumer,
   type HostOptions,
   type HostOwnership,
+  type HostRetention,
 } from "./host/host.js";
 export type { ActorHandle, CommandsOf, StateOf } from "./host/handles.js";
 export type { SettledEffect, WaitOptions } from "./host/await.js";

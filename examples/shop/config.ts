@@ -48,7 +48,7 @@ export const shopEnvSchema = z.strictObject({
     .min(1, "must be at least 1")
     .max(1024, "must be at most 1024")
     .optional(),
-  /** Lease owner id of this process's dispatcher (unique per process). */
+  /** This process's name (unique per process): its host's name, the prefix of its lease owners (`NAME/dispatcher`, `NAME/relay`). */
   DISPATCHER_OWNER: z.string().min(1).optional(),
   /**
    * Several workers on one PostgreSQL journal: each runs only the actors of the slices it leases

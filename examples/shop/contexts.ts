@@ -1,7 +1,6 @@
-import type { AnyActor, CommandRouter, Journal, Ownership, Runtime, Subscription, Transport } from "oncely";
+import type { AnyActor, Consumer, Host, HostConsumer, HostOptions, Journal, Relay, Transport } from "oncely";
 import {
   type Clock,
-  Consumer,
   DeadLetters,
   type Envelope,
   GAP_ALERTS,
@@ -15,8 +14,6 @@ import {
   type MessagingMetrics,
   messagingMetrics,
   type Random,
-  Relay,
-  randomIds,
   silentLogger,
   systemClock,
   systemRandom,
@@ -48,12 +45,11 @@ import { orderFacts, orderTimeline } from "./views/order-views.js";
  *      └──────PicklistAccepted, OrderShipped─── shipment/{id} ◀── warehouse webhook
  * ```
  *
- * Every actor runs on the one runtime passed in (register `SHOP_ACTORS` on it); the relay
- * publishes the outbox's event rows to the transport on `shop.<source>.<type>`, and hands the
- * events of this process's commits to its consumers at commit (the durable copy is settled from
- * memory, see `Relay.handOverTo`); one durable
- * consumer per context subscribes to one wildcard subject (NATS 2.9 allows one filter per
- * durable) and filters by type.
+ * One host runs every context (`createHost({ actors: shopActors(), transport, ...shopIntegration(...) })`):
+ * its relay publishes the outbox's event rows to the transport on `shop.<source>.<type>`, and
+ * hands the events of this process's commits to its consumers at commit (the durable copy is
+ * settled from memory, see `Relay.handOverTo`); one durable consumer per context subscribes to
+ * one wildcard subject (NATS 2.9 allows one filter per durable) and filters by type.
  */
 
 export interface ShopActorsOptions {
@@ -87,45 +83,96 @@ export const CONSUMER_NAMES = {
 /** The producer actor type of each source: where a missing event can be looked up. */
 const PRODUCER_STREAM: Record<string, string> = { ordering: "order", payment: "payment", shipping: "shipment" };
 
-export interface ShopContextsOptions {
+export interface ShopIntegrationOptions {
+  /** Where a timeline gap's missing events are looked up (see `supplyFromProducer`). */
   journal: Journal;
-  /** A runtime on which `SHOP_ACTORS` are registered. */
-  runtime: Runtime;
-  transport: Transport;
-  clock?: Clock;
-  ids?: IdGenerator;
-  logger?: Logger;
-  /** Where the messaging metrics go (one set per registry). */
-  registry?: Registry;
-  faults?: Faults;
-  /** Relay lease owner; unique per process. */
-  relayOwner?: string;
   /**
    * How long a relay holds the rows it claimed (default 30 s). A relay that dies keeps them that
    * long, so a shop that restarts workers quickly wants it short; a publish outliving it is
    * published twice, which the broker and the inboxes absorb.
    */
-  relayLeaseMs?: number;
+  relayLeaseMs?: number | undefined;
   /** A gap in a producer stream open longer than this is alerted (timeline consumer). Default 30 s. */
   gapTimeoutMs?: number | undefined;
-  /** How often gaps are checked. Default a quarter of the timeout. */
-  gapCheckMs?: number;
+  /** How often the timeline's gaps are checked. Default a quarter of the timeout. */
+  gapCheckMs?: number | undefined;
   /** Deliveries before a failing message is dead-lettered. Default 5. */
-  maxDeliveries?: number;
+  maxDeliveries?: number | undefined;
   /**
    * Each context's signing keys: the relay signs with them and every consumer verifies against
    * them (what does not verify is dead-lettered, never handled). Default: the development keys.
    */
   keys?: ShopKeys | undefined;
-  /**
-   * When this worker owns some slices only: the relay publishes the events of those, and the
-   * consumers send their commands through `router` (to the worker owning each actor).
-   */
-  ownership?: { ownership: Ownership; router: CommandRouter } | undefined;
+}
+
+/** What `createHost` takes to run the shop's integration: the relay's tuning and one consumer per context. */
+export interface ShopIntegration {
+  relay: Exclude<HostOptions["relay"], false | undefined>;
+  consumers: HostConsumer[];
+}
+
+/**
+ * The relay and the consumers of the shop's contexts, as a host runs them (`createHost({ ...,
+ * transport, ...shopIntegration(...) })`): the relay signs every event and publishes it on
+ * `shop.<source>.<type>`; one durable consumer per context subscribes to one wildcard subject
+ * (NATS 2.9 allows one filter per durable) and its `types` drop the rest. The host hands the
+ * events of its own commits to these consumers at commit (see `Relay.handOverTo`): no claim, no
+ * log read between two contexts of one process.
+ */
+export function shopIntegration(options: ShopIntegrationOptions): ShopIntegration {
+  const gapTimeoutMs = options.gapTimeoutMs ?? 30_000;
+  const keys = options.keys ?? devShopKeys();
+  const verifier = shopVerifier(keys);
+  const common = { verifier, maxDeliveries: options.maxDeliveries ?? 5 };
+  const { journal } = options;
+  return {
+    relay: {
+      signer: shopSigner(keys),
+      subjectPrefix: SHOP_SUBJECT_PREFIX,
+      leaseMs: options.relayLeaseMs ?? 30_000,
+      pollMs: 200,
+    },
+    consumers: [
+      {
+        ...common,
+        name: CONSUMER_NAMES.ordering,
+        subjects: SHOP_SUBJECTS,
+        handler: orderingRoute,
+        types: ORDERING_CONSUMES,
+      },
+      {
+        ...common,
+        name: CONSUMER_NAMES.payment,
+        subjects: [`${SHOP_SUBJECT_PREFIX}.ordering.>`],
+        handler: paymentRoute,
+        types: PAYMENT_CONSUMES,
+      },
+      {
+        ...common,
+        name: CONSUMER_NAMES.fulfillment,
+        subjects: SHOP_SUBJECTS,
+        handler: fulfillment.route,
+        types: FULFILLMENT_CONSUMES,
+      },
+      { ...common, name: CONSUMER_NAMES.views, subjects: SHOP_SUBJECTS, handler: orderFacts },
+      {
+        ...common,
+        name: CONSUMER_NAMES.timeline,
+        subjects: SHOP_SUBJECTS,
+        handler: orderTimeline,
+        mode: "sequenced",
+        gapTimeoutMs,
+        gapCheckEveryMs: options.gapCheckMs ?? Math.max(100, Math.floor(gapTimeoutMs / 4)),
+        reconcile: (gap) => supplyFromProducer(journal, gap),
+      },
+    ],
+  };
 }
 
 export interface IntegrationStats {
   published: number;
+  /** Events the relay handed to this process's consumers at commit (see `Relay.handOverTo`). */
+  handedOver: number;
   /** Deliveries every consumer's inbox (or actor inbox) recognised as already handled. */
   duplicatesSuppressed: number;
   parked: number;
@@ -141,130 +188,63 @@ export interface IntegrationStats {
   byConsumer: Record<string, Consumer["stats"]>;
 }
 
+type ShopConsumers = {
+  ordering: Consumer;
+  payment: Consumer;
+  fulfillment: Consumer;
+  views: Consumer;
+  timeline: Consumer;
+};
+
+/** The shop's integration as a host runs it, by context: its relay, its consumers, their dead letters and counters. */
 export interface ShopContexts {
   relay: Relay;
-  consumers: { ordering: Consumer; payment: Consumer; fulfillment: Consumer; views: Consumer; timeline: Consumer };
+  consumers: ShopConsumers;
   /** The fulfillment process manager's consumer route (for tests that feed it directly). */
   fulfillmentRoute: typeof fulfillment.route;
   deadLetters: DeadLetters;
   metrics: MessagingMetrics;
-  transport: Transport;
-  start(): Promise<void>;
-  stop(): Promise<void>;
   /** Counters of this process, plus what the journal knows across processes (gaps, dead letters, parked). */
   stats(): Promise<IntegrationStats>;
 }
 
-export function createShopContexts(options: ShopContextsOptions): ShopContexts {
-  const { journal, runtime, transport } = options;
-  const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? randomIds;
-  const logger = options.logger ?? silentLogger;
-  const faults = options.faults ?? noFaults;
-  const metrics = messagingMetrics(options.registry);
-  const gapTimeoutMs = options.gapTimeoutMs ?? 30_000;
-  const keys = options.keys ?? devShopKeys();
-  const signer = shopSigner(keys);
-  const verifier = shopVerifier(keys);
-  const common = { journal, clock, ids, logger, faults, metrics, verifier, maxDeliveries: options.maxDeliveries ?? 5 };
-
-  const relay = new Relay({
-    journal,
-    transport,
-    signer,
-    subjectPrefix: SHOP_SUBJECT_PREFIX,
-    owner: options.relayOwner ?? "shop-relay",
-    leaseMs: options.relayLeaseMs ?? 30_000,
-    clock,
-    faults,
-    logger,
-    metrics,
-    pollMs: 200,
-    ...(options.ownership ? { ownership: options.ownership.ownership } : {}),
-  });
-  const commands = options.ownership ? { commands: options.ownership.router } : {};
-  const consumers = {
-    ordering: new Consumer({
-      ...common,
-      name: CONSUMER_NAMES.ordering,
-      runtime,
-      ...commands,
-      handler: orderingRoute,
-      types: ORDERING_CONSUMES,
-    }),
-    payment: new Consumer({
-      ...common,
-      name: CONSUMER_NAMES.payment,
-      runtime,
-      ...commands,
-      handler: paymentRoute,
-      types: PAYMENT_CONSUMES,
-    }),
-    fulfillment: new Consumer({
-      ...common,
-      name: CONSUMER_NAMES.fulfillment,
-      runtime,
-      ...commands,
-      handler: fulfillment.route,
-      types: FULFILLMENT_CONSUMES,
-    }),
-    views: new Consumer({ ...common, name: CONSUMER_NAMES.views, handler: orderFacts }),
-    timeline: new Consumer({
-      ...common,
-      name: CONSUMER_NAMES.timeline,
-      handler: orderTimeline,
-      mode: "sequenced",
-      gapTimeoutMs,
-      reconcile: (gap) => supplyFromProducer(journal, gap),
-    }),
+/**
+ * The shop's contexts in a host built with `shopIntegration`: its relay and consumers by
+ * context. `registry` is the host's (its messaging metrics are one set per registry), `clock`
+ * the host's (dead letters' replay times), `transport` the host's (an in-process one's dedup counts).
+ */
+export function shopContexts(
+  host: Host,
+  options: { registry: Registry; clock?: Clock | undefined; transport?: Transport | undefined },
+): ShopContexts {
+  const relay = host.relay;
+  if (!relay) throw new Error("the shop's host runs no relay: give it a transport");
+  const byName = (name: string): Consumer => {
+    const consumer = host.consumers.find((c) => c.name === name);
+    if (!consumer) throw new Error(`the shop's host has no consumer "${name}": build it with shopIntegration`);
+    return consumer;
   };
-  // One wildcard subject per durable; the consumer's `types` drop the rest.
-  const subjects: Record<keyof typeof consumers, string[]> = {
-    ordering: SHOP_SUBJECTS,
-    payment: [`${SHOP_SUBJECT_PREFIX}.ordering.>`],
-    fulfillment: SHOP_SUBJECTS,
-    views: SHOP_SUBJECTS,
-    timeline: SHOP_SUBJECTS,
+  const consumers: ShopConsumers = {
+    ordering: byName(CONSUMER_NAMES.ordering),
+    payment: byName(CONSUMER_NAMES.payment),
+    fulfillment: byName(CONSUMER_NAMES.fulfillment),
+    views: byName(CONSUMER_NAMES.views),
+    timeline: byName(CONSUMER_NAMES.timeline),
   };
-  // The events this process's actors publish go to its consumers at commit, and to the transport
-  // for everyone else and for recovery (see `Relay.handOverTo`): no claim, no log read between two contexts.
-  relay.handOverTo(
-    runtime,
-    (Object.entries(consumers) as [keyof typeof consumers, Consumer][]).map(([name, consumer]) => ({
-      consumer,
-      subjects: subjects[name],
-    })),
-  );
-  const deadLetters = new DeadLetters(journal, { consumers: Object.values(consumers), clock });
-  let subscriptions: Subscription[] = [];
-  let stopGapWatch: (() => void) | undefined;
-
+  const { journal } = host;
+  const list = Object.values(consumers);
   return {
     relay,
     consumers,
     fulfillmentRoute: fulfillment.route,
-    deadLetters,
-    metrics,
-    transport,
-    async start() {
-      for (const [name, consumer] of Object.entries(consumers) as [keyof typeof consumers, Consumer][]) {
-        subscriptions.push(await consumer.subscribe(transport, { subjects: subjects[name] }));
-      }
-      relay.start();
-      stopGapWatch = consumers.timeline.watchGaps(options.gapCheckMs ?? Math.max(100, Math.floor(gapTimeoutMs / 4)));
-    },
-    async stop() {
-      stopGapWatch?.();
-      await relay.stop();
-      await Promise.all(subscriptions.map((s) => s.stop()));
-      subscriptions = [];
-    },
+    deadLetters: new DeadLetters(journal, { consumers: list, clock: options.clock ?? systemClock }),
+    metrics: messagingMetrics(options.registry),
     async stats() {
-      const list = Object.values(consumers);
       const sum = (field: keyof Consumer["stats"]) => list.reduce((n, c) => n + c.stats[field], 0);
-      const inProcess = transport instanceof InProcessTransport ? transport.stats.deduplicated : 0;
+      const inProcess = options.transport instanceof InProcessTransport ? options.transport.stats.deduplicated : 0;
       return {
         published: relay.stats.published,
+        handedOver: relay.handOverStats.handedOver,
         duplicatesSuppressed: sum("duplicates") + inProcess,
         parked: sum("parked"),
         released: sum("released"),

@@ -33,7 +33,7 @@ const stop = async () => {
   try {
     // Read before closing: the journal-wide figures need the journal.
     const integration = await shop.contexts.stats().catch(() => null);
-    const stats = { runtime: { ...shop.runtime.stats }, dispatcher: { ...shop.dispatcher.stats }, integration };
+    const stats = { runtime: { ...shop.runtime.stats }, dispatcher: { ...shop.host.dispatcher.stats }, integration };
     await shop.close();
     await stopTracing();
     process.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);

@@ -11,6 +11,7 @@ import { Runtime, type RuntimeOptions, type SendOptions, type SendResult } from 
 import type { Ownership } from "../core/slices.js";
 import { snapshotMetrics } from "../core/snapshot-metrics.js";
 import { Dispatcher, type DispatcherOptions } from "../effects/dispatcher.js";
+import { Reconciliation } from "../effects/reconciliation.js";
 import type { EffectHandler } from "../effects/types.js";
 import type { Journal, OutboxRow } from "../journal/types.js";
 import { Consumer, type ConsumerOptions } from "../messaging/consumer.js";
@@ -20,10 +21,15 @@ import type { Subscription, Transport } from "../messaging/transport.js";
 import { JournalTransport } from "../messaging/transports/journal.js";
 import { SliceLeaseManager } from "../ownership/lease-manager.js";
 import { CommandRouter, type CommandRouterOptions, type RoutedResult } from "../ownership/router.js";
+import type { RetentionJob } from "../retention/job.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
 import { type ActorHandle, actorHandle, type CommandsOf, type StateOf } from "./handles.js";
+import { type HostRetention, retentionJobs } from "./retention.js";
+
+export type { HostRetention } from "./retention.js";
+
 import { TrackedTransport } from "./tracked-transport.js";
 
 /** What every component of a host shares; given once, passed to each. */
@@ -113,6 +119,14 @@ export interface HostOptions {
   ownership?: HostOwnership;
   /** The router's tuning (how long a forward waits for its reply, the poll), with an ownership. */
   router?: Pick<CommandRouterOptions, "timeoutMs" | "pollMs">;
+  /**
+   * Pruning of the journal's housekeeping records, run from `start()` to `stop()` on the host's
+   * clock: `true` for the inbox's dedup records, the outbox's done rows and the journal
+   * transport's published log, each with its defaults; an object to tune or leave out each one
+   * (see `HostRetention`). Absent: none (prune with the CLI or jobs of your own). One process of
+   * a deployment is enough; several prune the same rows harmlessly.
+   */
+  retention?: HostRetention;
 }
 
 /**
@@ -147,6 +161,10 @@ export class Host {
   readonly ownership: Ownership | undefined;
   private readonly leases: SliceLeaseManager | undefined;
   readonly consumers: readonly Consumer[];
+  /** The operator's queue of Unknown effects on this host's journal: list them, settle one (see `Reconciliation`). */
+  readonly reconciliation: Reconciliation;
+  /** The pruning jobs `retention` asked for (none without it). */
+  readonly retention: readonly RetentionJob[];
   private readonly actors: readonly AnyActor[];
   private readonly signal: CommitSignal;
   private readonly awaiter: Awaiter;
@@ -279,6 +297,9 @@ export class Host {
         .map(({ consumer, options: own }) => ({ consumer, subjects: own.subjects }));
       this.relay.handOverTo(this.runtime, local);
     }
+    const logger = options.logger === undefined ? {} : { logger: options.logger };
+    this.reconciliation = new Reconciliation({ journal: this.journal, clock: this.clock, ...logger });
+    this.retention = retentionJobs(options.retention, { journal: this.journal, clock: this.clock, ...logger });
     this.awaiter = new Awaiter({
       journal: this.journal,
       signal: this.signal,
@@ -290,7 +311,10 @@ export class Host {
     });
   }
 
-  /** Take this worker's share of slices (with `{ leases }`), then start the dispatcher, the relay, every consumer's subscription, and the gap checks of the sequenced ones. */
+  /**
+   * Take this worker's share of slices (with `{ leases }`), then start the dispatcher, the relay,
+   * every consumer's subscription, the gap checks of the sequenced ones, and the retention jobs.
+   */
   async start(): Promise<void> {
     if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
     if (this.running) return;
@@ -310,11 +334,12 @@ export class Host {
         this.gapWatches.push(new GapWatch(consumer, gapCheckEveryMs, this.clock, this.logger));
       }
     }
+    for (const job of this.retention) job.start();
   }
 
   /**
-   * Stop everything, in the order that loses nothing: waits reject; gap checks stop (one in
-   * progress finishes); consumers stop taking messages and finish the ones in hand; the
+   * Stop everything, in the order that loses nothing: waits reject; retention jobs and gap checks
+   * stop (a run in progress finishes); consumers stop taking messages and finish the ones in hand; the
    * dispatcher stops claiming and lets running handlers settle; the relay stops; the runtime
    * closes. Unfinished work stays in the journal and the broker for the next start (of this host
    * or another). Safe to call twice.
@@ -322,6 +347,7 @@ export class Host {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping.abort();
+      await Promise.all(this.retention.map((job) => job.stop()));
       await Promise.all(this.gapWatches.map((watch) => watch.stop()));
       await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
       await this.dispatcher.stop();

@@ -115,6 +115,7 @@ const SURFACE: Record<string, string[]> = {
     "HostConsumer",
     "HostOptions",
     "HostOwnership",
+    "HostRetention",
     "IdGenerator",
     "OncelyCliOptions",
     "Random",

@@ -22,14 +22,14 @@ describe("the shop's effect concurrency", () => {
   it("runs the dispatcher with it, and with SHOP_EFFECT_CONCURRENCY (not the library's 8) when unset", async () => {
     const chosen = await startShop({ port: 0, databaseUrl: "memory:", logger: silentLogger, effectConcurrency: 5 });
     try {
-      expect(chosen.dispatcher.concurrency).toBe(5);
+      expect(chosen.host.dispatcher.concurrency).toBe(5);
     } finally {
       await chosen.close();
     }
     const unset = await startShop({ port: 0, databaseUrl: "memory:", logger: silentLogger });
     try {
       expect(SHOP_EFFECT_CONCURRENCY).toBe(32);
-      expect(unset.dispatcher.concurrency).toBe(SHOP_EFFECT_CONCURRENCY);
+      expect(unset.host.dispatcher.concurrency).toBe(SHOP_EFFECT_CONCURRENCY);
     } finally {
       await unset.close();
     }

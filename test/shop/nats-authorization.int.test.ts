@@ -10,7 +10,13 @@ import {
   forgedPaymentFailed,
   forgedPaymentProcessed,
 } from "../../examples/shop/contexts/forgeries.js";
-import { CONSUMER_NAMES, createShopContexts, createShopTransport, SHOP_ACTORS } from "../../examples/shop/contexts.js";
+import {
+  CONSUMER_NAMES,
+  createShopTransport,
+  SHOP_ACTORS,
+  shopContexts,
+  shopIntegration,
+} from "../../examples/shop/contexts.js";
 import { SHOP_SUBJECT_PREFIX } from "../../examples/shop/integration/events.js";
 import { devShopKeys } from "../../examples/shop/integration/keys.js";
 import {
@@ -21,7 +27,7 @@ import {
 } from "../../examples/shop/integration/nats-users.js";
 import type { OrderState } from "../../examples/shop/ordering/state.js";
 import { sequentialIds } from "../../src/core/clock.js";
-import { createRuntime } from "../../src/core/runtime.js";
+import { createHost } from "../../src/host/host.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { type Envelope, encodeEnvelope } from "../../src/messaging/envelope.js";
 import { signerFor } from "../../src/messaging/signing.js";
@@ -96,21 +102,25 @@ describe.skipIf(!binary)("the shop's NATS users (private nats-server with author
     // What the first test stored (a non-envelope) is not what this one is about.
     await (await jetstreamManager(connections[0] as NatsConnection)).streams.purge(STREAM);
     const journal = memoryJournal();
-    const runtime = createRuntime({ journal, actors: SHOP_ACTORS, ids: sequentialIds("e") });
     const transport: Transport = await createShopTransport({
       kind: "nats",
       natsUrl: server.url,
       natsPasswords: passwords,
       stream: STREAM,
     });
-    const contexts = createShopContexts({
+    const registry = new Registry();
+    // The shop's relay and consumers on that transport; no handler: the payment stays Pending.
+    const host = createHost({
       journal,
-      runtime,
+      actors: SHOP_ACTORS,
+      ids: sequentialIds("e"),
       transport,
-      registry: new Registry(),
-      ids: sequentialIds("c"),
+      registry,
+      ...shopIntegration({ journal }),
     });
-    await contexts.start();
+    const { runtime } = host;
+    const contexts = shopContexts(host, { registry, transport });
+    await host.start();
     try {
       // A real order: the ordering user publishes OrderPlaced, the payment user's consumer takes it.
       await runtime.send(
@@ -157,7 +167,7 @@ describe.skipIf(!binary)("the shop's NATS users (private nats-server with author
       const metric = await contexts.metrics.registry.getSingleMetric("oncely_consumer_rejected_total")?.get();
       expect(metric?.values.reduce((n, v) => n + v.value, 0)).toBe(expected);
     } finally {
-      await contexts.stop();
+      await host.stop();
       await transport.close();
     }
   });

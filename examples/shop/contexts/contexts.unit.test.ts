@@ -9,7 +9,7 @@ import { paymentActor, paymentRoute } from "../payment/actor.js";
 import { MAX_PICKLIST_ATTEMPTS, picklistKey, shipmentActor, UnknownShipmentError } from "../shipping/actor.js";
 import { orderFacts, orderTimeline, readOrderView } from "../views/order-views.js";
 import { decide, envelope, id, placed, processed } from "./fixtures.js";
-import { shopWorld } from "./harness.js";
+import { produce, shopWorld } from "./harness.js";
 
 /** The input each effect was requested with, as the dispatcher copies it from the outbox row into the outcome. */
 const inputs = {
@@ -47,7 +47,7 @@ const shipped = envelope("OrderShipped", "shipping", 2, {
 describe("payment context", () => {
   const request = { type: "RequestPayment" as const, orderId: id, amount: 2500, currency: "EUR" };
 
-  it("asks for the charge once, with the order's key, and publishes PaymentProcessed as version 1", () => {
+  it("asks for the charge once, with the order's key, and publishes PaymentProcessed", () => {
     const first = decide(paymentActor, [], request);
     expect(first.effects).toEqual([
       { kind: "payment", key: "order:42:payment", input: { orderId: id, amount: 2500, currency: "EUR" } },
@@ -68,7 +68,6 @@ describe("payment context", () => {
         type: "PaymentProcessed",
         source: "payment",
         aggregateId: id,
-        aggregateVersion: 1,
         payload: { orderId: id, paymentId: "pay_1", amount: 2500, currency: "EUR" },
       },
     ]);
@@ -78,10 +77,10 @@ describe("payment context", () => {
       .thenNothingHappened();
   });
 
-  it("publishes PaymentNeedsAttention (v1) once, then the operator's settlement (v2)", () => {
+  it("publishes PaymentNeedsAttention once, then the operator's settlement", () => {
     const requested = decide(paymentActor, [], request).events ?? [];
     const attention = decide(paymentActor, requested, outcome("needs-reconciliation", "order:42:payment"));
-    expect(attention.publish?.map((p) => [p.type, p.aggregateVersion])).toEqual([["PaymentNeedsAttention", 1]]);
+    expect(attention.publish?.map((p) => p.type)).toEqual(["PaymentNeedsAttention"]);
     const after = [...requested, ...(attention.events ?? [])];
     given(paymentActor, after, { id })
       .when(outcome("needs-reconciliation", "order:42:payment") as PaymentOutcome)
@@ -91,8 +90,8 @@ describe("payment context", () => {
       after,
       outcome("failed", "order:42:payment", { error: "declined", via: "operator" }),
     );
-    expect(settled.publish?.map((p) => [p.type, p.aggregateVersion, p.payload])).toEqual([
-      ["PaymentFailed", 2, { orderId: id, reason: "declined" }],
+    expect(settled.publish?.map((p) => [p.type, p.payload])).toEqual([
+      ["PaymentFailed", { orderId: id, reason: "declined" }],
     ]);
   });
 
@@ -126,7 +125,7 @@ describe("shipping context", () => {
     const s1 = started.events ?? [];
     given(shipmentActor, s1, { id }).when(start).thenNothingHappened();
     const ship = decide(shipmentActor, s1, shipment);
-    expect(ship.publish?.map((p) => [p.type, p.aggregateVersion])).toEqual([["OrderShipped", 1]]);
+    expect(ship.publish?.map((p) => p.type)).toEqual(["OrderShipped"]);
     const s2 = [...s1, ...(ship.events ?? [])];
     const again = given(shipmentActor, s2 as never[], { id })
       .when({ ...shipment, eventId: "wh-2" })
@@ -137,7 +136,7 @@ describe("shipping context", () => {
       s2,
       outcome("succeeded", "order:42:picklist", { result: { picklistId: "pck_1" } }),
     );
-    expect(accepted.publish?.map((p) => [p.type, p.aggregateVersion])).toEqual([["PicklistAccepted", 2]]);
+    expect(accepted.publish?.map((p) => p.type)).toEqual(["PicklistAccepted"]);
   });
 });
 
@@ -255,5 +254,26 @@ describe("order views", () => {
     expect(letters[0]?.error).toMatch(/invalid PaymentProcessed payload/);
     await views.handle(processed);
     expect((await readOrderView(world.journal, id))?.paymentId).toBe("pay_1");
+  });
+});
+
+describe("published versions", () => {
+  it("the runtime numbers each context's events 1, 2, … per order, in the order they were published", async () => {
+    const order = {
+      type: "PlaceOrder" as const,
+      customerEmail: "v@example.com",
+      currency: "EUR",
+      lines: [{ sku: "book", quantity: 1, unitPrice: 1250 }],
+    };
+    const { envelopes } = await produce([
+      { orderId: "v1", order, payment: "attention-then-paid", shipBeforePicklistOutcome: true },
+    ]);
+    expect(envelopes.map((e) => `${e.source}:${e.type}:${e.aggregateVersion}`)).toEqual([
+      "ordering:OrderPlaced:1",
+      "payment:PaymentNeedsAttention:1",
+      "payment:PaymentProcessed:2",
+      "shipping:OrderShipped:1",
+      "shipping:PicklistAccepted:2",
+    ]);
   });
 });

@@ -1,16 +1,17 @@
 import type { Consumer, EffectOutcome, Journal, OutboxRow, Typed } from "oncely";
-import { type Envelope, InProcessTransport, Runtime } from "oncely";
+import { createHost, type Envelope, InProcessTransport, type Runtime } from "oncely";
 import { envelopeFromOutbox, TIMER_KIND } from "oncely/advanced";
 import { memoryJournal, SimulatedClock, sequentialIds } from "oncely/testing";
 import { Registry } from "prom-client";
-import { createShopContexts, SHOP_ACTORS, type ShopContexts } from "../contexts.js";
+import { SHOP_ACTORS, type ShopContexts, shopContexts, shopIntegration } from "../contexts.js";
 import type { PlaceOrder } from "../ordering/commands.js";
 import { shipmentAddress, warehouseMessageId } from "../shipping/actor.js";
 
 /**
- * A shop world for tests: every context on one runtime and a memory journal, with the consumers
- * of `createShopContexts`, and no transport running: a test hands envelopes to the consumers in
- * whatever order, duplication and concurrency it wants.
+ * A shop world for tests: every context in one host (as the shop builds it, see
+ * `shopIntegration`) on a memory journal, never started: no dispatcher, relay nor subscription
+ * runs, so a test hands envelopes to the consumers in whatever order, duplication and concurrency
+ * it wants, or subscribes them and drains the relay itself.
  */
 export interface ShopWorld {
   journal: Journal;
@@ -22,18 +23,19 @@ export interface ShopWorld {
 
 export function shopWorld(journal: Journal = memoryJournal()): ShopWorld {
   const clock = new SimulatedClock(Date.UTC(2026, 0, 1));
-  const runtime = new Runtime({ journal, actors: SHOP_ACTORS, clock, ids: sequentialIds("e") });
   const transport = new InProcessTransport({ clock });
-  const contexts = createShopContexts({
+  const registry = new Registry();
+  const host = createHost({
     journal,
-    runtime,
-    transport,
+    actors: SHOP_ACTORS,
     clock,
-    ids: sequentialIds("c"),
-    registry: new Registry(),
-    gapTimeoutMs: 60_000,
+    ids: sequentialIds("e"),
+    transport,
+    registry,
+    ...shopIntegration({ journal, gapTimeoutMs: 60_000 }),
   });
-  return { journal, runtime, contexts, clock, transport };
+  const contexts = shopContexts(host, { registry, clock, transport });
+  return { journal, runtime: host.runtime, contexts, clock, transport };
 }
 
 export const allConsumers = (world: ShopWorld): Consumer[] => Object.values(world.contexts.consumers);

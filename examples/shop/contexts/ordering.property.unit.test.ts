@@ -119,7 +119,8 @@ describe("the shop's contexts under out-of-order, duplicated and delayed integra
       ),
       { numRuns: 100 },
     );
-  });
+    // 100 runs of seven shop worlds each (one host apiece): past the default on a loaded machine.
+  }, 90_000);
 
   it("the producers, run in order, end every order as the script says", async () => {
     const scripts = fc.sample(scriptsArb, { numRuns: 1, seed: 7 })[0] as OrderScript[];

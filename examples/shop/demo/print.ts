@@ -56,6 +56,7 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
       : "  injected misdelivery: none (a real broker: redelivery after kills, republish after a relay crash)",
   );
   add(`  published by the relay: ${i.published}`);
+  add(`  handed over at commit to the publishing worker's consumers: ${i.handedOver}`);
   add(`  duplicates suppressed by the consumers' inboxes: at least ${i.duplicatesSuppressedAtLeast}`);
   add(
     `  parked ahead of a gap (timeline, sequenced): at least ${i.parkedAtLeast}, released in order: at least ${i.releasedAtLeast}; still parked at the end: ${i.parkedAtEnd}`,

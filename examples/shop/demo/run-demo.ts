@@ -118,6 +118,8 @@ export interface IntegrationSummary {
   /** The misdelivery injected by the in-process transport (none with NATS). */
   injected: { duplicateRate: number; maxDelayMs: number; reorderWindow: number } | null;
   published: number;
+  /** Events the relays handed to their own worker's consumers at commit (no claim, no log read). */
+  handedOver: number;
   /** Deliveries the consumers' (or actors') inboxes recognised as handled before; polled, so a lower bound. */
   duplicatesSuppressedAtLeast: number;
   /** Messages parked ahead of a gap by the sequenced timeline consumer, and released in order (lower bounds). */
@@ -525,6 +527,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       transport,
       injected,
       published: sumIntegration("published"),
+      handedOver: sumIntegration("handedOver"),
       duplicatesSuppressedAtLeast: sumIntegration("duplicatesSuppressed"),
       parkedAtLeast: sumIntegration("parked"),
       releasedAtLeast: sumIntegration("released"),
@@ -652,6 +655,7 @@ async function getJson<T>(url: string, headers: Record<string, string> = {}): Pr
 
 interface IntegrationCounters {
   published: number;
+  handedOver: number;
   duplicatesSuppressed: number;
   parked: number;
   released: number;
@@ -659,6 +663,7 @@ interface IntegrationCounters {
 
 const countersOf = (s: IntegrationCounters): IntegrationCounters => ({
   published: s.published,
+  handedOver: s.handedOver,
   duplicatesSuppressed: s.duplicatesSuppressed,
   parked: s.parked,
   released: s.released,

@@ -29,7 +29,7 @@ export const natsPasswordsVariable = jsonVariable(
   `a JSON object with a password for each of ${NATS_USERS.join(", ")}`,
 );
 
-/** The user each durable consumer of `createShopContexts` connects as. */
+/** The user each durable consumer of `shopIntegration` connects as. */
 export const CONSUMER_USER: Readonly<Record<string, NatsUser>> = {
   ordering: "ordering",
   payment: "payment",

@@ -61,8 +61,6 @@ export function cancel(
         type: "OrderCancelled",
         source: SOURCES.ordering,
         aggregateId: orderId,
-        // Ordering publishes OrderPlaced (1) at placement and, at most once, OrderCancelled (2).
-        aggregateVersion: 2,
         payload,
       },
     ],

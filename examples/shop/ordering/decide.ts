@@ -98,8 +98,6 @@ function placeOrder(command: PlaceOrder, state: OrderState, orderId: string): De
         type: "OrderPlaced",
         source: SOURCES.ordering,
         aggregateId: orderId,
-        // Ordering publishes one event per order: the first of its sequence.
-        aggregateVersion: 1,
         payload,
       },
     ],

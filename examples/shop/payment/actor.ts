@@ -39,8 +39,6 @@ export interface PaymentState {
   reason: string | null;
   lastError: string | null;
   needsReconciliation: boolean;
-  /** Integration events published so far: the next one gets aggregateVersion `published + 1`. */
-  published: number;
 }
 
 export const initialPaymentState = (orderId: string): PaymentState => ({
@@ -51,7 +49,6 @@ export const initialPaymentState = (orderId: string): PaymentState => ({
   reason: null,
   lastError: null,
   needsReconciliation: false,
-  published: 0,
 });
 
 /** Pure and monotonic: statuses only move through `effectStatusAfter`; a final outcome is never overwritten. */
@@ -72,7 +69,6 @@ export function evolvePayment(state: PaymentState, event: PaymentEvent): Payment
         paymentId: event.paymentId,
         lastError: null,
         needsReconciliation: false,
-        published: state.published + 1,
       };
     case "PaymentFailed":
       if (isFinalStatus(state.status)) return state;
@@ -81,7 +77,6 @@ export function evolvePayment(state: PaymentState, event: PaymentEvent): Payment
         status: "Failed",
         reason: event.reason,
         needsReconciliation: false,
-        published: state.published + 1,
       };
     case "PaymentUnknown":
       return { ...state, status: effectStatusAfter(state.status, "Unknown"), lastError: event.error };
@@ -92,7 +87,6 @@ export function evolvePayment(state: PaymentState, event: PaymentEvent): Payment
         status: effectStatusAfter(state.status, "Unknown"),
         lastError: event.error,
         needsReconciliation: true,
-        published: state.published + 1,
       };
   }
 }
@@ -107,7 +101,6 @@ const publish = (
   type,
   source: SOURCES.payment,
   aggregateId: state.orderId,
-  aggregateVersion: state.published + 1,
   payload,
 });
 

@@ -1,22 +1,15 @@
 import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { EffectPolicy, Journal, Ownership, Transport } from "oncely";
+import type { EffectPolicy, Host, Journal, Ownership, Runtime, Transport } from "oncely";
 import {
   type Clock,
-  CommandRouter,
-  Dispatcher,
+  createHost,
   type IdGenerator,
-  InboxRetention,
   type Logger,
-  OutboxRetention,
   observeJournal,
   openJournal,
-  PublishedRetention,
-  Reconciliation,
-  Runtime,
   randomIds,
-  SliceLeaseManager,
   silentLogger,
   systemClock,
 } from "oncely";
@@ -25,11 +18,12 @@ import { type Faults, noFaults } from "oncely/testing";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { ShopEnv } from "../config.js";
 import {
-  createShopContexts,
   createShopTransport,
   type ShopContexts,
   type ShopTransportKind,
   shopActors,
+  shopContexts,
+  shopIntegration,
 } from "../contexts.js";
 import { createEmailHandler } from "../effects/email-handler.js";
 import { createPaymentHandler } from "../effects/payment-handler.js";
@@ -84,6 +78,10 @@ export interface ShopOptions {
   effectTimeoutMs?: number | undefined;
   /** Provider calls the dispatcher runs at once (default `SHOP_EFFECT_CONCURRENCY`). */
   effectConcurrency?: number | undefined;
+  /**
+   * This worker's name (unique per process; default `shop-PID-TIME`): the host's name, so its
+   * dispatcher leases rows as `NAME/dispatcher` and its relay as `NAME/relay`; its worker id with `sliceLeases`.
+   */
   dispatcherOwner?: string | undefined;
   /** Run only the actors of the slices this worker leases (several workers on PostgreSQL); see `SliceLeaseManager`. */
   sliceLeases?: boolean | undefined;
@@ -125,11 +123,13 @@ export interface ShopOptions {
 
 export interface Shop {
   url: string;
+  /** Everything that runs the shop's actors and integration: runtime, dispatcher, relay, consumers, retention. */
+  host: Host;
+  /** The host's runtime. */
   runtime: Runtime;
+  /** The host's journal (observed: waits on the host see every commit through it). */
   journal: Journal;
-  dispatcher: Dispatcher;
-  reconciliation: Reconciliation;
-  /** The bounded contexts' relay and consumers. */
+  /** The bounded contexts' relay and consumers (the host's, by context). */
   contexts: ShopContexts;
   transport: Transport;
   app: FastifyInstance;
@@ -213,11 +213,11 @@ export function shopEffectPolicy(timeoutMs: number): Partial<EffectPolicy> {
 }
 
 /**
- * Starts the whole shop in this process: journal, runtime with every context's actors (order,
- * payment, shipment, fulfillment), one dispatcher with the three handlers (effects and actor
- * messages), the transport with the relay and the contexts' consumers, the inbox and outbox retention jobs,
- * the fake providers it was not given URLs for, and the HTTP server. `close()` stops them in
- * reverse order.
+ * Starts the whole shop in this process: the journal, the fake providers it was not given URLs
+ * for, the transport, one host (`createHost`) running every context's actors (order, payment,
+ * shipment, fulfillment), the provider handlers, the relay and the contexts' consumers
+ * (`shopIntegration`), and the retention jobs, and the HTTP server. `close()` stops them in
+ * reverse order: the HTTP server, the host, the transport, the providers, the journal.
  */
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
   const logger = options.logger ?? silentLogger;
@@ -263,67 +263,12 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     };
 
     const faults = options.faults ?? noFaults;
+    const ids = options.ids ?? randomIds;
     // One registry for everything this shop runs, served at GET /metrics (never prom-client's global one).
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
     const stopJournalMetrics = observeJournal({ journal, registry, clock });
     closers.push(async () => stopJournalMetrics());
-    const leases = options.sliceLeases
-      ? new SliceLeaseManager({
-          journal,
-          workerId: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
-          clock,
-          logger,
-          registry,
-        })
-      : undefined;
-    // Leases when asked for; else an ownership given by the caller (tests split the slices by hand).
-    const ownership = leases ?? options.ownership;
-    const runtime = new Runtime({
-      ...(ownership ? { ownership } : {}),
-      registry,
-      journal,
-      actors: shopActors({
-        shipmentDeadlineMs: options.shipmentDeadlineMs,
-        shipmentCheckMs: options.shipmentCheckMs,
-      }),
-      clock,
-      ids: options.ids ?? randomIds,
-      faults,
-      logger,
-    });
-    closers.push(async () => runtime.close());
-    if (leases) {
-      // Its share before anything runs; at close, after the dispatcher and consumers stopped, its slices go.
-      await leases.start();
-      closers.push(() => leases.stop());
-    }
-    const router = ownership
-      ? new CommandRouter({ runtime, journal, ownership: ownership, clock, registry })
-      : undefined;
-    const policy = shopEffectPolicy(options.effectTimeoutMs ?? 5000);
-    const dispatcher = new Dispatcher({
-      journal,
-      runtime: router ?? runtime,
-      ...(ownership ? { ownership: ownership } : {}),
-      owner: options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`,
-      handlers: [
-        createPaymentHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
-        // The same provider, the same dedup mode: a provider that charges on every request refunds on every one too.
-        createRefundHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
-        createEmailHandler({ baseUrl: providerUrls.email, policy }),
-        createPicklistHandler({ baseUrl: providerUrls.warehouse, policy }),
-        createPicklistCancelHandler({ baseUrl: providerUrls.warehouse, policy }),
-        createShipmentCheckHandler({ baseUrl: providerUrls.warehouse, policy }),
-      ],
-      // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
-      pollIntervalMs: 200,
-      concurrency: options.effectConcurrency ?? SHOP_EFFECT_CONCURRENCY,
-      registry,
-      clock,
-      faults,
-      logger,
-    });
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
       journal,
@@ -334,44 +279,68 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       logger,
     });
     closers.push(() => transport.close());
-    const contexts = createShopContexts({
+    const name = options.dispatcherOwner ?? `shop-${process.pid}-${clock.now().toString(36)}`;
+    const policy = shopEffectPolicy(options.effectTimeoutMs ?? 5000);
+    const integration = shopIntegration({
       journal,
-      runtime,
-      transport,
-      clock,
-      ids: options.ids ?? randomIds,
-      logger,
-      registry,
-      faults,
-      relayOwner: `relay-${process.pid}-${clock.now().toString(36)}`,
       // As the effect leases: a killed worker's claimed events are relayed again within seconds.
       relayLeaseMs: Math.max(3_000, (options.effectTimeoutMs ?? 5000) * 3),
       gapTimeoutMs: options.gapTimeoutMs,
       keys: options.signingKeys,
-      ownership: ownership && router ? { ownership: ownership, router } : undefined,
     });
-    const reconciliation = new Reconciliation({ journal, clock, logger });
-    // The dedup records and the published log are kept for the default redelivery window (7 days), pruned hourly;
-    // a published entry also stays until every consumer has read it.
-    const retention = [
-      new InboxRetention({ journal, clock, logger }),
-      new OutboxRetention({ journal, clock, logger }),
-      new PublishedRetention({ journal, clock, logger }),
-    ];
+    const host = createHost({
+      name,
+      journal,
+      actors: shopActors({ shipmentDeadlineMs: options.shipmentDeadlineMs, shipmentCheckMs: options.shipmentCheckMs }),
+      handlers: [
+        createPaymentHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
+        // The same provider, the same dedup mode: a provider that charges on every request refunds on every one too.
+        createRefundHandler({ baseUrl: providerUrls.payment, providerDedups: options.paymentDedups ?? true, policy }),
+        createEmailHandler({ baseUrl: providerUrls.email, policy }),
+        createPicklistHandler({ baseUrl: providerUrls.warehouse, policy }),
+        createPicklistCancelHandler({ baseUrl: providerUrls.warehouse, policy }),
+        createShipmentCheckHandler({ baseUrl: providerUrls.warehouse, policy }),
+      ],
+      dispatcher: {
+        // Durable timers (retry backoffs) are only noticed by polling; keep it short for a lively shop.
+        pollIntervalMs: 200,
+        concurrency: options.effectConcurrency ?? SHOP_EFFECT_CONCURRENCY,
+      },
+      transport,
+      ...integration,
+      // Leases when asked for (this worker's share of the slices, taken at start); else an ownership
+      // given by the caller (tests split the slices by hand); else every actor.
+      ...(options.sliceLeases
+        ? { ownership: { leases: { workerId: name } } }
+        : options.ownership
+          ? { ownership: options.ownership }
+          : {}),
+      // The dedup records and the published log are kept for the default redelivery window (7 days), pruned hourly;
+      // a published entry also stays until every consumer has read it.
+      retention: true,
+      registry,
+      clock,
+      ids,
+      faults,
+      logger,
+    });
+    // Stopped before the transport closes and after the HTTP server (pushed later, closed first).
+    closers.push(() => host.stop());
+    const contexts = shopContexts(host, { registry, clock, transport });
 
     const ctx: ShopContext = {
-      runtime,
-      router,
-      journal,
-      reconciliation,
-      dispatcher,
+      runtime: host.runtime,
+      router: host.router,
+      journal: host.journal,
+      reconciliation: host.reconciliation,
+      dispatcher: host.dispatcher,
       contexts,
-      ids: options.ids ?? randomIds,
+      ids,
       logger,
       clock,
       startedAt: clock.now(),
       registry,
-      orderStatuses: new OrderStatuses(journal, runtime),
+      orderStatuses: new OrderStatuses(host.journal, host.runtime),
     };
     const app = buildApp(ctx, {
       bodyLimit: options.bodyLimit,
@@ -384,25 +353,19 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     closers.push(() => app.close());
     const address = app.server.address();
     if (address === null || typeof address === "string") throw new Error("shop: no TCP address");
-    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    const url = `http://${host}:${address.port}`;
+    const hostname = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    const url = `http://${hostname}:${address.port}`;
     warehouse?.setShopUrl(options.shopUrl ?? url);
 
-    dispatcher.start();
-    closers.push(() => dispatcher.stop());
-    await contexts.start();
-    closers.push(() => contexts.stop());
-    for (const job of retention) {
-      job.start();
-      closers.push(() => job.stop());
-    }
+    // With leases, this worker's share of the slices first; then the dispatcher, the relay, the
+    // consumers, the timeline's gap checks and the retention jobs.
+    await host.start();
     logger.info({ url, journal: journal.backend, transport: transport.name, providers: providerUrls }, "shop started");
     return {
       url,
-      runtime,
-      journal,
-      dispatcher,
-      reconciliation,
+      host,
+      runtime: host.runtime,
+      journal: host.journal,
       contexts,
       transport,
       app,

@@ -98,8 +98,6 @@ export interface ShipmentState {
   givenUp: string | null;
   /** The cancellation of the picklist at the warehouse, once asked for. */
   cancel: { key: string; status: EffectStatus; reason: string | null; needsReconciliation: boolean } | null;
-  /** Integration events published so far: the next one gets aggregateVersion `published + 1`. */
-  published: number;
 }
 
 export const initialShipmentState = (orderId: string): ShipmentState => ({
@@ -120,7 +118,6 @@ export const initialShipmentState = (orderId: string): ShipmentState => ({
   shortages: [],
   givenUp: null,
   cancel: null,
-  published: 0,
 });
 
 export function evolveShipment(state: ShipmentState, event: ShipmentEvent): ShipmentState {
@@ -151,7 +148,6 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
           lastError: null,
           needsReconciliation: false,
         },
-        published: state.published + 1,
       };
     case "PicklistRejected":
       if (isFinalStatus(picklist.status)) return state;
@@ -178,7 +174,7 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
       };
     case "ShippingGivenUp":
       if (state.givenUp !== null) return state;
-      return { ...state, givenUp: event.reason, published: state.published + 1 };
+      return { ...state, givenUp: event.reason };
     case "ShippingCancelRequested":
       if (state.cancel) return state;
       return { ...state, cancel: { key: event.key, status: "Pending", reason: null, needsReconciliation: false } };
@@ -207,14 +203,12 @@ export function evolveShipment(state: ShipmentState, event: ShipmentEvent): Ship
       return {
         ...state,
         shortages: [...state.shortages, { adjustmentId: event.adjustmentId, lines: event.lines }],
-        published: state.published + 1,
       };
     case "ShipmentRecorded":
       if (state.shipment) return state;
       return {
         ...state,
         shipment: { eventId: event.eventId, shipmentId: event.shipmentId, occurredAt: event.occurredAt },
-        published: state.published + 1,
       };
   }
 }
@@ -229,7 +223,6 @@ const publish = (
   type,
   source: SOURCES.shipping,
   aggregateId: state.orderId,
-  aggregateVersion: state.published + 1,
   payload,
 });
 

@@ -152,10 +152,7 @@ describe("the shipment's check of an overdue webhook", () => {
       "LinesReportedUnavailable",
       "ShipmentRecorded",
     ]);
-    expect(decision.publish?.map((p) => [p.type, p.aggregateVersion])).toEqual([
-      ["LinesUnavailable", 2],
-      ["OrderShipped", 3],
-    ]);
+    expect(decision.publish?.map((p) => p.type)).toEqual(["LinesUnavailable", "OrderShipped"]);
     expect(decision.publish?.[1]?.payload).toMatchObject({ adjustmentIds: ["adj_1"] });
   });
 

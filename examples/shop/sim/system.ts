@@ -1,10 +1,21 @@
-import type { Consumer } from "oncely";
-import { Dispatcher, type Envelope, failed, isFinalStatus, parseAddress, type Random, Relay, succeeded } from "oncely";
+import {
+  Consumer,
+  Dispatcher,
+  type Envelope,
+  failed,
+  isFinalStatus,
+  messagingMetrics,
+  parseAddress,
+  type Random,
+  Relay,
+  silentLogger,
+  succeeded,
+} from "oncely";
 import { encodeEnvelope } from "oncely/advanced";
 import type { Invariant, SimCommand, SimEnv, SimulationSystem, SimWorker, SimWorld } from "oncely/testing";
 import { SimulatedProvider, sequentialIds, settleFromLedger, simulatedTransport } from "oncely/testing";
 import { Registry } from "prom-client";
-import { CONSUMER_NAMES, createShopContexts, SHOP_ACTORS } from "../contexts.js";
+import { CONSUMER_NAMES, SHOP_ACTORS, shopIntegration } from "../contexts.js";
 import { type FulfillmentState, fulfillmentDone } from "../fulfillment/process.js";
 import { SHOP_SUBJECT_PREFIX } from "../integration/events.js";
 import { devShopKeys, shopSigner } from "../integration/keys.js";
@@ -273,7 +284,7 @@ function relayWorker(env: SimEnv): SimWorker {
   const relay = new Relay({
     journal: env.journal,
     transport,
-    // The consumers of createShopContexts verify: sign as the shop's relay does.
+    // The shop's consumers (see shopIntegration) verify: sign as the shop's relay does.
     signer: shopSigner(devShopKeys()),
     subjectPrefix: SHOP_SUBJECT_PREFIX,
     owner: `g${env.generation}-relay`,
@@ -296,25 +307,33 @@ function relayWorker(env: SimEnv): SimWorker {
  */
 function brokerWorker(env: SimEnv): SimWorker {
   const queues = brokerQueues(env);
-  const contexts = createShopContexts({
+  // The shop's consumers as its host builds them (see shopIntegration), on this generation's
+  // runtime; never subscribed nor watched: the broker worker below delivers and checks the gaps.
+  const { consumers: definitions } = shopIntegration({
     journal: env.journal,
-    runtime: env.runtime,
-    // Never subscribed: the broker worker below delivers.
-    transport: {
-      name: "unused",
-      publish: async () => {},
-      subscribe: () => Promise.reject(new Error("unused")),
-      close: async () => {},
-    },
-    clock: env.clock,
-    ids: sequentialIds(`g${env.generation}-dl`),
-    registry: new Registry(),
-    faults: env.faults,
     // Injected faults must never exhaust a message: every message is meant to be applied once faults stop.
     maxDeliveries: 1_000_000,
     gapTimeoutMs: 60_000,
   });
-  const consumers = new Map<string, Consumer>(Object.values(contexts.consumers).map((c) => [c.name, c]));
+  const metrics = messagingMetrics(new Registry());
+  const ids = sequentialIds(`g${env.generation}-dl`);
+  const consumers = new Map<string, Consumer>(
+    definitions.map(
+      ({ subjects: _subjects, gapCheckEveryMs: _every, concurrency: _concurrency, transport: _t, ...own }) => [
+        own.name,
+        new Consumer({
+          ...own,
+          journal: env.journal,
+          runtime: env.runtime,
+          clock: env.clock,
+          ids,
+          faults: env.faults,
+          metrics,
+          logger: silentLogger,
+        }),
+      ],
+    ),
+  );
   return {
     name: `g${env.generation}-broker`,
     async runOnce() {
@@ -338,7 +357,7 @@ function brokerWorker(env: SimEnv): SimWorker {
         const at = queue.indexOf(item);
         if (outcome.kind !== "nak" && env.random.next() >= 0.1 && at >= 0) queue.splice(at, 1);
       }
-      const timeline = contexts.consumers.timeline;
+      const timeline = consumers.get(CONSUMER_NAMES.timeline) as Consumer;
       const before = (await env.journal.listParked(timeline.name)).length;
       await timeline.checkGaps();
       const after = (await env.journal.listParked(timeline.name)).length;
