@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SlowFirstSequencer } from "./test/support/slow-first.js";
 
 // Test tier by file suffix: *.unit.test.ts, *.int.test.ts (real PostgreSQL / NATS / SQLite files,
 // child processes), *.e2e.test.ts (the shop over HTTP).
@@ -37,5 +38,7 @@ export default defineConfig({
     // Most int and e2e files wait on PostgreSQL, NATS, child processes and timers rather than on
     // this process's CPU; vitest's default on 2 cores is one worker at a time.
     maxWorkers: 2,
+    // The longest files start first, so that they overlap with the short ones (see the sequencer).
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, it } from "vitest";
 import { MemoryJournal } from "../../src/journal/memory.js";
+import { propertyRuns } from "../support/property-runs.js";
 import { operations, runBoth } from "./differential.js";
 import { onPostgres } from "./pg-subject.js";
 
@@ -16,7 +17,7 @@ await onPostgres("pg_differential", `postgres journal behaves like the memory jo
             await subject.cleanup();
           }
         }),
-        { numRuns: 40 },
+        { numRuns: propertyRuns(15, 40) },
       );
     });
   });

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { afterAll, describe, it } from "vitest";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { sqliteJournal } from "../../src/sqlite/index.js";
+import { propertyRuns } from "../support/property-runs.js";
 import { operations, runBoth } from "./differential.js";
 
 const dir = mkdtempSync(join(tmpdir(), "oncely-sqlite-diff-"));
@@ -23,7 +24,7 @@ describe("sqlite journal behaves like the memory journal", () => {
           await subject.close();
         }
       }),
-      { numRuns: 100 },
+      { numRuns: propertyRuns(30, 100) },
     );
   });
 });

@@ -11,7 +11,8 @@ const run = promisify(execFile);
 export const REPO = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
 export const MUTANTS_DIR = fileURLToPath(new URL(".", import.meta.url));
 
-const SHRINK_TIME_MS = 2_000;
+/** What the CLI gives the shrinker: enough to print a much shorter reproduction. */
+export const SHRINK_TIME_MS = 2_000;
 
 export interface Mutant {
   name: string;
@@ -55,7 +56,16 @@ export async function listMutants(dir = MUTANTS_DIR): Promise<Mutant[]> {
  * directory, link node_modules, `git apply` the patch there (never in the working tree), and run
  * the shop simulator's default budget, stopping at the first failing seed.
  */
-export async function checkMutant(mutant: Mutant, simArgs: string[] = []): Promise<MutantResult> {
+export async function checkMutant(
+  mutant: Mutant,
+  simArgs: string[] = [],
+  /**
+   * Wall-clock time the simulator may spend shrinking the catching run. The verdict, the seed and
+   * the invariants come from the catching run itself, never from its shrunk copy, so this only
+   * shortens the printed reproduction (0: the full catching run is printed).
+   */
+  shrinkTimeMs = SHRINK_TIME_MS,
+): Promise<MutantResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const dir = await mkdtemp(join(tmpdir(), `oncely-mutant-${mutant.name}-`));
@@ -87,9 +97,8 @@ export async function checkMutant(mutant: Mutant, simArgs: string[] = []): Promi
           "examples/shop/sim/main.ts",
           "--json",
           "--stop-at-first-failure",
-          // Enough to print a much shorter reproduction; the verdict does not depend on it.
           "--shrink-time-ms",
-          String(SHRINK_TIME_MS),
+          String(shrinkTimeMs),
           ...simArgs,
         ],
         { cwd: dir, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
@@ -148,6 +157,7 @@ export async function checkMutants(
   options: {
     parallel?: number | undefined;
     simArgs?: string[] | undefined;
+    shrinkTimeMs?: number | undefined;
     onResult?: ((r: MutantResult) => void) | undefined;
   } = {},
 ): Promise<MutantResult[]> {
@@ -156,7 +166,7 @@ export async function checkMutants(
   const worker = async () => {
     while (next < mutants.length) {
       const index = next++;
-      const result = await checkMutant(mutants[index] as Mutant, options.simArgs);
+      const result = await checkMutant(mutants[index] as Mutant, options.simArgs, options.shrinkTimeMs);
       results[index] = result;
       options.onResult?.(result);
     }
