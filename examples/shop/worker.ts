@@ -1,6 +1,7 @@
 import { faultsFromEnv } from "oncely/testing";
 import { pino } from "pino";
 import { loadShopEnv, ShopConfigError } from "./config.js";
+import { whenParentGone } from "./demo/parent-gone.js";
 import { shopOptionsFromEnv, startShop } from "./service/shop.js";
 import { startTracing } from "./service/tracing.js";
 
@@ -45,3 +46,14 @@ const stop = async () => {
 };
 process.once("SIGTERM", () => void stop());
 process.once("SIGINT", () => void stop());
+// Started by the demo's WorkerProcess, which keeps our stdin open: its end means the parent is gone.
+if (process.env.ONCELY_WORKER_PARENT_PIPE === "1") {
+  whenParentGone(
+    process.stdin,
+    () => {
+      logger.warn("worker: the parent process is gone (stdin closed); stopping");
+      void stop();
+    },
+    (code) => process.exit(code),
+  );
+}

@@ -91,7 +91,11 @@ export class WorkerSupervisor {
     this.incarnations++;
     const incarnation = this.incarnations;
     const fault = this.nextFault();
-    const env: Record<string, string> = { ...this.env, DISPATCHER_OWNER: `${this.name}-${incarnation}` };
+    const env: Record<string, string> = {
+      ...this.env,
+      DISPATCHER_OWNER: `${this.name}-${incarnation}`,
+      ONCELY_WORKER_PARENT_PIPE: "1",
+    };
     if (fault) env.ONCELY_FAULT = fault;
     this.log.write(`--- incarnation ${incarnation}${fault ? ` (ONCELY_FAULT=${fault})` : ""} ---\n`);
     // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild that a SIGKILL of the CLI would orphan.
@@ -99,7 +103,8 @@ export class WorkerSupervisor {
     const [command, ...args] = [...this.prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
     const child = spawn(command, args, {
       env,
-      stdio: ["ignore", "pipe", "pipe"],
+      // stdin stays open and unwritten: the worker stops when it ends, that is when this process dies.
+      stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;
     this.killRequested = false;
