@@ -1,6 +1,7 @@
 import type { EffectPolicy, RunResult } from "oncely";
 import { errors, failed, succeeded } from "oncely";
 import type { z } from "zod";
+import { keepAliveRequest, type RawAnswer } from "./keep-alive-client.js";
 
 /**
  * What the three HTTP effect handlers share: one POST with the effect's key as
@@ -58,7 +59,7 @@ export interface HttpHandlerOptions {
   providerDedups?: boolean;
   /** Other policy overrides for the dispatcher (timeouts, attempts, backoff). */
   policy?: Partial<EffectPolicy>;
-  /** Injected for tests; defaults to the global `fetch`. */
+  /** Injected for tests; by default a pooled keep-alive `node:http` client (see `keep-alive-client.ts`). */
   fetch?: typeof fetch;
 }
 
@@ -74,18 +75,18 @@ async function request(
   init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: unknown },
   signal: AbortSignal,
 ): Promise<Answer> {
-  const doFetch = options.fetch ?? fetch;
-  const url = new URL(path, options.baseUrl).toString();
-  let response: Response;
-  let text: string;
+  const url = new URL(path, options.baseUrl);
+  const headers = { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers };
+  const sent = {
+    method: init.method,
+    headers,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  };
+  let answer: RawAnswer;
   try {
-    response = await doFetch(url, {
-      method: init.method,
-      headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      signal,
-    });
-    text = await response.text();
+    answer = options.fetch
+      ? await viaFetch(options.fetch, url, sent, signal)
+      : await keepAliveRequest(url, sent, signal);
   } catch (error) {
     // The dispatcher's own abort reason (its timeout error) is the most precise thing to report.
     if (signal.aborted) throw signal.reason ?? error;
@@ -93,18 +94,30 @@ async function request(
       cause: error,
     });
   }
+  const { text } = answer;
   let body: unknown = text;
   try {
     body = text === "" ? undefined : JSON.parse(text);
   } catch {
     // Not JSON: keep the text so the error message shows what came back.
   }
-  const retryAfter = Number(response.headers.get("retry-after"));
+  const retryAfter = Number(answer.header("retry-after"));
   return {
-    status: response.status,
+    status: answer.status,
     body,
     retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
   };
+}
+
+async function viaFetch(
+  doFetch: typeof fetch,
+  url: URL,
+  init: { method: string; headers: Record<string, string>; body?: string },
+  signal: AbortSignal,
+): Promise<RawAnswer> {
+  const response = await doFetch(url, { ...init, signal });
+  const text = await response.text();
+  return { status: response.status, header: (name) => response.headers.get(name) ?? undefined, text };
 }
 
 const describe = (error: unknown): string => {
