@@ -8,6 +8,8 @@ export interface OwnershipMetrics {
   moves: Counter<"kind">;
   owned: Gauge;
   fencedCommits: Counter;
+  /** Lease rounds that failed (the journal unreachable, say); the next round, or a retry at start, tries again. */
+  failedRounds: Counter;
 }
 
 export const ownershipMetrics = perRegistry(
@@ -27,6 +29,11 @@ export const ownershipMetrics = perRegistry(
     fencedCommits: new Counter({
       name: "oncely_fenced_commits_total",
       help: "Commits refused because another worker took their slice (a higher fencing token); the slice was dropped",
+      registers: [registry],
+    }),
+    failedRounds: new Counter({
+      name: "oncely_slice_lease_rounds_failed_total",
+      help: "Slice lease rounds that failed (the journal unreachable or the round refused); each is tried again",
       registers: [registry],
     }),
   }),

@@ -1,6 +1,6 @@
 import type { Registry } from "prom-client";
 import { OWNERSHIP_DEFAULTS } from "../base/defaults.js";
-import { InvalidInputError } from "../base/errors.js";
+import { InvalidInputError, isRetryable } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
 import type { Logger } from "../core/logger.js";
@@ -151,8 +151,28 @@ export class SliceLeaseManager implements Ownership {
   async start(): Promise<void> {
     if (this.loop) return;
     this.loop = Promise.resolve();
+    // A round that fails for a passing reason (a connection cut while workers start, a restart of the
+    // database) is tried again after a pause, logged at warn and counted: a worker must not die at
+    // start because its journal blinked. Anything else (a bad option, a bug) still fails the start.
+    let failures = 0;
     for (let rounds = 0; rounds < this.sliceCount && !this.stopping.signal.aborted; rounds++) {
-      if ((await this.round()) === 0) break;
+      let moved: number;
+      try {
+        moved = await this.round();
+      } catch (error) {
+        if (!isRetryable(error)) throw error;
+        failures++;
+        this.metrics.failedRounds.inc();
+        const pauseMs = Math.min(this.roundMs, 50 * 2 ** Math.min(failures, 6));
+        this.logger.warn(
+          { err: error, workerId: this.workerId, failures, pauseMs },
+          "slice lease round failed at start; trying again",
+        );
+        await this.clock.sleep(pauseMs, this.stopping.signal).catch(() => {});
+        rounds--;
+        continue;
+      }
+      if (moved === 0) break;
     }
     this.loop = this.keepRounding();
   }
@@ -180,10 +200,13 @@ export class SliceLeaseManager implements Ownership {
       } catch {
         return; // stopped
       }
-      await this.round().catch((error) =>
-        this.logger.warn({ err: error, workerId: this.workerId }, "slice lease round failed; retrying next round"),
-      );
+      await this.round().catch((error) => this.failedRound(error));
     }
+  }
+
+  private failedRound(error: unknown): void {
+    this.metrics.failedRounds.inc();
+    this.logger.warn({ err: error, workerId: this.workerId }, "slice lease round failed; retrying next round");
   }
 
   private async runRound(): Promise<number> {
