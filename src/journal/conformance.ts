@@ -13,6 +13,7 @@ import { outboxConformance } from "./conformance-outbox.js";
 import { outboxClaimConformance } from "./conformance-outbox-claims.js";
 import { outboxSlicesConformance } from "./conformance-outbox-slices.js";
 import { publishedLogConformance } from "./conformance-published.js";
+import { publishedCommitConformance } from "./conformance-published-commit.js";
 import { sequencingConformance } from "./conformance-sequencing.js";
 import { storableTextConformance } from "./conformance-storable.js";
 import { streamConformance } from "./conformance-streams.js";
@@ -56,6 +57,7 @@ export function journalConformance(
 
     storableTextConformance(api, () => j);
     publishedLogConformance(api, () => j);
+    publishedCommitConformance(api, () => j);
     consumerStateConformance(api, () => j);
     sliceLeaseConformance(
       api,

@@ -3,6 +3,7 @@ import { mapped } from "../base/mapped.js";
 import { checkpointsOf, requireDistinctCheckpoints } from "./checkpoint-writes.js";
 import type { EncodedCommit } from "./encoded-commit.js";
 import { outboxSlice } from "./outbox-slice.js";
+import { publishedSlice } from "./published.js";
 import { requireStorableCommit, storableDeadLetter } from "./storable.js";
 import type { Commit, CommitResult, EventRecord, NewOutboxRow, OutboxUpdate } from "./types.js";
 
@@ -152,6 +153,12 @@ function encodeParts(commit: Commit, sliceCount: number | undefined): EncodedCom
       collection: d.collection,
       id: d.id,
       doc: d.doc === null ? null : json(d.doc),
+    })),
+    published: mapped(commit.published ?? [], (entry) => ({
+      messageId: entry.messageId,
+      subject: entry.subject,
+      body: entry.body,
+      slice: publishedSlice(entry, sliceCount),
     })),
   };
 }

@@ -47,6 +47,8 @@ export interface EncodedCommit {
   }[];
   /** `doc` null deletes. */
   documents: { collection: string; id: string; doc: string | null }[];
+  /** Entries for the published log, in order, each with its slice among the journal's count. */
+  published: { messageId: string; subject: string; body: string; slice: number }[];
 }
 
 export interface EncodedEvent {

@@ -234,7 +234,10 @@ export class MemoryJournal implements Journal {
       if (d.doc === null) this.documents.delete(k);
       else this.documents.set(k, { collection: d.collection, id: d.id, doc: copy(d.doc), updatedAt: commit.now });
     }
+    let appended = false;
+    for (const entry of commit.published ?? []) appended = this.append(entry, commit.now) || appended;
     if (added.size > 0) this.outboxSignal.wake(added);
+    if (appended) for (const listener of this.publishedListeners) queueMicrotask(listener);
     return { version: current + records.length, events: copy(records), inserted };
   }
 
@@ -490,6 +493,14 @@ export class MemoryJournal implements Journal {
   async appendPublished(entry: NewPublished, now: number): Promise<number> {
     const known = this.publishedIds.get(entry.messageId);
     if (known !== undefined) return known;
+    this.append(entry, now);
+    for (const listener of this.publishedListeners) queueMicrotask(listener);
+    return this.publishedHead;
+  }
+
+  /** One entry appended (a commit's or `appendPublished`'s); false when its message id was known. */
+  private append(entry: NewPublished, now: number): boolean {
+    if (this.publishedIds.has(entry.messageId)) return false;
     const position = ++this.publishedHead;
     this.published.push(
       copy({
@@ -502,8 +513,7 @@ export class MemoryJournal implements Journal {
       }),
     );
     this.publishedIds.set(entry.messageId, position);
-    for (const listener of this.publishedListeners) queueMicrotask(listener);
-    return position;
+    return true;
   }
 
   async readPublished(

@@ -136,6 +136,11 @@ export function requireStorableCommit(c: EncodedCommit): void {
     requireStorableText(d.id, "a document id of", d.collection);
     requireStorableJson(d.doc, "the document", `${d.collection}/${d.id}`);
   }
+  for (const p of c.published) {
+    requireStorableText(p.messageId, "a published message id");
+    requireStorableText(p.subject, "the subject of published message", p.messageId);
+    requireStorableText(p.body, "the body of published message", p.messageId);
+  }
 }
 
 function requireStorableSequencing(p: { consumer: string; source: string }): void {

@@ -289,7 +289,10 @@ export class PostgresJournal implements Journal {
 
   async commit(commit: Commit): Promise<CommitResult> {
     // Encode before queueing: a value JSON cannot hold fails this commit alone, with nothing written.
-    return (await this.group.submit(encodeCommit(commit, this.tables.sliceCount))) as CommitResult;
+    const result = (await this.group.submit(encodeCommit(commit, this.tables.sliceCount))) as CommitResult;
+    // Its NOTIFY skips this process's own listener (as `appendPublished`'s does): readers here are woken now.
+    if ((commit.published?.length ?? 0) > 0) for (const listener of this.publishedListeners) queueMicrotask(listener);
+    return result;
   }
 
   /** One statement for the whole batch, outside an explicit transaction: call and COMMIT are one round trip. */

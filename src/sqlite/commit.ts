@@ -38,10 +38,14 @@ export interface WriteMark {
   written: boolean;
 }
 
-/** A commit's result, and the categories of the rows it inserted not leased and due now (someone must claim those). */
+/**
+ * A commit's result, the categories of the rows it inserted not leased and due now (someone must
+ * claim those), and whether it appended to the published log (its readers must be woken).
+ */
 export interface WrittenCommit {
   result: CommitResult;
   added: OutboxCategory[];
+  published: boolean;
 }
 
 export function writeCommit(sql: Sql, c: EncodedCommit, mark: WriteMark): WrittenCommit {
@@ -236,5 +240,17 @@ function applyWrites(
     if (d.doc === null) deleteDoc.run(d.collection, d.id);
     else upsertDoc.run(d.collection, d.id, d.doc, c.now);
   }
-  return { result: { version: current + c.events.length, events: appendedRecords(c, current), inserted }, added };
+  // Last: SQLite has one writer at a time, so positions follow commit order (see append-published.ts).
+  let published = false;
+  const append = sql.stmt(
+    `INSERT INTO published (message_id, subject, body, published_at, slice) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (message_id) DO NOTHING`,
+  );
+  for (const p of c.published)
+    published = append.run(p.messageId, p.subject, p.body, c.now, p.slice).changes > 0 || published;
+  return {
+    result: { version: current + c.events.length, events: appendedRecords(c, current), inserted },
+    added,
+    published,
+  };
 }

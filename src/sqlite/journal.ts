@@ -212,6 +212,7 @@ export class SqliteJournal implements Journal {
           if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
           outcomes.push({ ok: done.result });
           for (const category of done.added) added.add(category);
+          if (done.published) published++;
         } catch (error) {
           // Some errors (disk full, I/O) roll back the whole transaction: then the batch fails as one.
           if (!db.inTransaction) throw error;

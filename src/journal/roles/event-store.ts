@@ -3,6 +3,7 @@ import type { DeadLetterWrites } from "./dead-letters.js";
 import type { DocumentWrites } from "./documents.js";
 import type { InboxWrite } from "./inbox.js";
 import type { OutboxWrites } from "./outbox-store.js";
+import type { PublishedWrites } from "./published-log.js";
 
 /** An event as it is appended. `eventId` is a stable id chosen by the caller. */
 export interface NewEvent {
@@ -69,10 +70,12 @@ export interface StreamWrites {
  *   `checkpoints` does the same for several at once (a sequenced projection advances its source
  *   stream and guards the document's revision in one commit); each is checked before anything is
  *   written, and one (consumer, source) may appear once in a commit.
+ * - `published` entries are appended to the published log (see `PublishedWrites`).
  */
 export interface Commit
   extends StreamWrites,
     OutboxWrites,
+    PublishedWrites,
     InboxWrite,
     ConsumerStateWrites,
     DeadLetterWrites,

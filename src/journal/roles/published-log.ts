@@ -30,6 +30,18 @@ export interface NewPublished {
   key?: string;
 }
 
+/**
+ * The published log's part of a commit: entries appended in the commit's own transaction, so an
+ * integration event is published by the commit that decided it (the journal transport's hand-over
+ * at commit, docs/design/event-hand-over.md) with no outbox row, claim or mark. Each is appended as
+ * `appendPublished` appends it (a known message id is stored once, in its first position), in list
+ * order, and positions follow commit order: an entry of a later commit never gets a lower position.
+ * A commit refused for any reason appends nothing.
+ */
+export interface PublishedWrites {
+  published?: NewPublished[] | undefined;
+}
+
 /** The published log as its readers use it: entries after a position, and a wake-up on appends. */
 export interface PublishedLogReader {
   /**
