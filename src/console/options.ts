@@ -28,7 +28,9 @@ export type ConsoleReader = Pick<EventReader, "readStream" | "streamVersion" | "
   DeadLetterReader &
   Pick<ConsumerStateReader, "getCheckpoint" | "listParked"> &
   Pick<DocumentReader, "listDocuments"> &
-  Pick<JournalAdmin, "summarize"> &
+  Pick<JournalAdmin, "summarize" | "sliceCount"> &
+  // The timeline finds the events an actor's commit appended to the published log itself.
+  Pick<PublishedLog, "readPublished"> &
   ConsoleQueries &
   // Wake-ups for the live feed: they change nothing.
   Pick<OutboxStore, "onOutbox"> &

@@ -141,7 +141,9 @@ interface Activation {
 /**
  * Hosts actors: one serial mailbox per address, state rebuilt from the journal, decisions
  * committed atomically with their outbox rows and inbox record. Nothing a decision asks for
- * leaves the process here: the dispatcher and relay read the outbox after the commit.
+ * leaves the process here: the dispatcher and relay read the outbox after the commit, or take
+ * what they asked for at commit (`HandOver`), and a relay whose log is this journal's published
+ * log has the commit append the events there (`HandOver.publish`).
  *
  * Failure window: if `journal.commit` throws for a reason other than a conflict (connection
  * lost), the commit may or may not have landed. The cached actor is dropped, the error is
@@ -371,6 +373,7 @@ export class Runtime {
         counters: stamped?.counters,
       });
 
+      const publishedAtCommit = this.publishRows(commit);
       const leasedTo = this.leaseRows(commit);
       const beforeCommitFault = this.faults.hit("commit.before");
       if (beforeCommitFault) await beforeCommitFault;
@@ -378,6 +381,7 @@ export class Runtime {
       try {
         result = await timedCommit(actorMetrics(this.metrics, definition.type), () => this.journal.commit(commit));
       } catch (error) {
+        for (const taken of publishedAtCommit) taken.failed();
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
         this.active.delete(address);
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
@@ -408,6 +412,7 @@ export class Runtime {
       activation.state = nextState;
       activation.version = result.version;
       activation.unverified = false; // the commit expected this version and got it
+      for (const taken of publishedAtCommit) taken.committed();
       this.handRowsOver(commit, result, leasedTo);
       const afterCommitFault = this.faults.hit("commit.after");
       if (afterCommitFault) await afterCommitFault;
@@ -438,6 +443,35 @@ export class Runtime {
         throw new UndeclaredEffectError(definition.type, address, effect.kind, declared);
       }
     }
+  }
+
+  /**
+   * Event rows a local relay publishes in the commit itself (its transport's log is this journal's
+   * published log, see `HandOver.publish`) leave the outbox: the commit appends their entries
+   * instead. Returns what to run once the commit returned (their hand-over to local consumers).
+   */
+  private publishRows(commit: Commit): { committed(): void; failed(): void }[] {
+    const publishing: { committed(): void; failed(): void }[] = [];
+    if (this.handOvers.size === 0 || !commit.outbox?.some((row) => row.category === "event")) return publishing;
+    const published = [...(commit.published ?? [])];
+    // Once an event stays a row, the commit's later events do too: the claim path keeps their order.
+    let rows = false;
+    commit.outbox = commit.outbox.filter((row) => {
+      if (row.category !== "event") return true;
+      if (!rows && row.notBefore <= commit.now) {
+        for (const handOver of this.handOvers) {
+          const taken = handOver.publish?.(row);
+          if (!taken) continue;
+          published.push(taken.entry);
+          publishing.push(taken);
+          return false;
+        }
+      }
+      rows = true;
+      return true;
+    });
+    if (published.length > 0) commit.published = published;
+    return publishing;
   }
 
   /**

@@ -88,7 +88,9 @@ export interface HostOptions {
    * process (it only consumes). Without `transport` or a relay transport, no relay runs. The events
    * this host's actors publish are handed over at commit (see `Relay.handOverTo`): given in memory
    * to this host's consumers that subscribe to the relay's transport, and published with no
-   * claim; `handOver: false` leaves every event to the relay's claim.
+   * claim; on a `JournalTransport` of this host's journal (`"journal"`, or one made on it) the
+   * commit itself appends them to the published log, with no outbox row. `handOver: false`
+   * leaves every event to the relay's claim.
    */
   relay?: (Omit<RelayOptions, Shared | "owner" | "transport"> & { transport?: Transport; handOver?: boolean }) | false;
   consumers?: HostConsumer[];
@@ -295,7 +297,10 @@ export class Host {
       const local = this.subscriptions
         .filter(({ options: own }) => (own.transport ?? wired ?? relay?.transport) === relayTransport)
         .map(({ consumer, options: own }) => ({ consumer, subjects: own.subjects }));
-      this.relay.handOverTo(this.runtime, local);
+      // The relay's transport is this journal's own published log: each commit appends its events.
+      const atCommit =
+        relayTransport instanceof JournalTransport && relayTransport.logOf(options.journal, this.journal);
+      this.relay.handOverTo(this.runtime, local, { atCommit });
     }
     const logger = options.logger === undefined ? {} : { logger: options.logger };
     this.reconciliation = new Reconciliation({ journal: this.journal, clock: this.clock, ...logger });

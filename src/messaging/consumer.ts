@@ -335,6 +335,15 @@ export class Consumer implements HandOverTarget {
    * Past `HAND_OVER_CONCURRENCY` handlings at once, an event is declined (resolves false, counted
    * as `hand-over-declined`) and its durable copy handled as any delivery.
    */
+  /**
+   * Before the commit that appends this event's copy to the published log (`HandOverTarget`): the
+   * copy, should a reader read it before the hand-over, waits for the hand-over's handling.
+   */
+  expectHandOver(copy: DurableCopy): (envelope: Envelope | undefined) => void {
+    const settle = this.handedOver.expect(copy);
+    return (envelope) => settle(envelope ? this.handOver(envelope, copy) : Promise.resolve(false));
+  }
+
   handOver(envelope: Envelope, copy: DurableCopy): Promise<boolean> {
     if (this.handingOver >= HAND_OVER_CONCURRENCY) {
       this.metrics.handled.inc({ consumer: this.name, outcome: "hand-over-declined" });

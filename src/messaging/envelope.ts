@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { InvalidInputError } from "../base/errors.js";
 import { isStorableText, unstorableStrings } from "../base/storable-text.js";
-import type { OutboxRow } from "../journal/types.js";
+import type { NewOutboxRow } from "../journal/types.js";
 import { MAX_TRACE_FIELD } from "../observability/tracing.js";
 
 /**
@@ -81,7 +81,7 @@ export function decodeEnvelope(body: string): Envelope {
 export const encodeEnvelope = (envelope: Envelope): string => JSON.stringify(envelope);
 
 /** The envelope the runtime stored in an outbox row of category "event". */
-export function envelopeFromOutbox(row: OutboxRow): Envelope {
+export function envelopeFromOutbox(row: Pick<NewOutboxRow, "id" | "category" | "payload">): Envelope {
   if (row.category !== "event")
     throw new InvalidInputError(`outbox row "${row.id}" is a ${row.category}, not an event`);
   return parseEnvelope(row.payload);

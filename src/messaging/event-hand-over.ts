@@ -1,9 +1,9 @@
 import type { Random } from "../core/clock.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
-import type { NewOutboxRow, OutboxRow, OutboxStore } from "../journal/types.js";
+import type { NewOutboxRow, NewPublished, OutboxRow, OutboxStore } from "../journal/types.js";
 import { type Envelope, encodeEnvelope } from "./envelope.js";
-import type { HandOverTarget } from "./handed-over.js";
+import type { DurableCopy, HandOverTarget } from "./handed-over.js";
 import { brokerMessageId } from "./signing.js";
 import { subjectMatches } from "./subjects.js";
 
@@ -27,7 +27,13 @@ export interface HandOverRelay {
   readonly logger: Logger;
   readonly random: Random;
   subjectOf(envelope: Envelope): string;
-  prepare(row: OutboxRow): PreparedRow;
+  prepare(row: Pick<NewOutboxRow, "id" | "category" | "payload">): PreparedRow;
+  /**
+   * Set when the relay's transport carries events in the committing journal's published log: the
+   * entry a commit appends to publish a signed envelope (`publishedEntry`), and the count of one
+   * published so. Absent: events go through outbox rows leased to the relay.
+   */
+  readonly atCommit?: { entry(signed: Envelope, subject: string): NewPublished; published(): void } | undefined;
   /** Publish a row held under `lease` and mark it; true once it is done (or dead), false when left for a retry. */
   relayRow(row: OutboxRow, lease: string, prepared: PreparedRow): Promise<boolean>;
   now(): number;
@@ -54,6 +60,15 @@ export interface HandOverRelay {
  * from their inboxes. A handed-over handling that fails is left to the durable copy, which gets
  * the retries and dead letters of any delivery.
  *
+ * Published at commit (`atCommit`: the relay's transport is the committing journal's own published
+ * log): an event row never becomes a row. The runtime asks `publish` while it builds the commit,
+ * the relay parses and signs the envelope there, and the commit appends its log entry instead of the
+ * row (`Commit.published`): no lease, no publish, no mark. When the commit returns the envelope is
+ * given to the local consumers as above. Positions follow commit order, so a stream's events are in
+ * the log in commit order. A process that dies after the commit and before the hand-over leaves
+ * the entry in the log, where every reader reads it; an envelope that cannot be signed or parsed is
+ * left to the row and the claim path (which retries it, or marks it dead).
+ *
  * Order: per stream, rows are handed over and published in commit order within a process. A
  * publish that fails releases the row to the claim path (with its backoff) and puts its stream
  * *behind*: its later rows are released to the claim path too (which publishes a stream in
@@ -69,7 +84,8 @@ export class EventHandOver implements HandOver {
   private readonly chains = new Map<string, Promise<void>>();
   /** Streams with rows released to the claim path, by row id; their later rows go the same way. */
   private readonly behind = new Map<string, Set<string>>();
-  readonly stats = { handedOver: 0, delivered: 0, released: 0 };
+  /** `appended`: events published by their own commit (see `publish`), a part of `handedOver`. */
+  readonly stats = { handedOver: 0, delivered: 0, released: 0, appended: 0 };
 
   constructor(
     private readonly relay: HandOverRelay,
@@ -89,6 +105,50 @@ export class EventHandOver implements HandOver {
     return { owner: token, until: now + this.relay.leaseMs };
   }
 
+  publish(row: NewOutboxRow): { entry: NewPublished; committed(): void; failed(): void } | undefined {
+    const atCommit = this.relay.atCommit;
+    if (!atCommit || !this.active || row.category !== "event") return undefined;
+    // An earlier row of its stream is still on its way (a publish in flight, or released to the
+    // claim path): this one follows it through the outbox, so the stream keeps its order.
+    if (this.chains.has(row.stream) || this.behind.has(row.stream)) return undefined;
+    const prepared = this.relay.prepare(row);
+    // Not publishable as it is (no key for its source, a malformed row): the row and the claim
+    // path keep it, with their retries, backoff and dead state.
+    if (prepared.kind !== "ready") return undefined;
+    const subject = this.relay.subjectOf(prepared.envelope);
+    const entry = atCommit.entry(prepared.signed, subject);
+    // Announced before the commit: once it lands a reader may read the entry before the commit
+    // returns here, and its copy must wait for the hand-over rather than run beside it.
+    const expected = this.matching(subject).map(
+      (consumer) =>
+        consumer.expectHandOver?.(entry) ??
+        ((envelope: Envelope | undefined) => {
+          if (envelope) void consumer.handOver(envelope, entry);
+        }),
+    );
+    return {
+      entry,
+      committed: () => {
+        this.stats.handedOver++;
+        this.stats.appended++;
+        atCommit.published();
+        // Stopped between the commit and now: the local consumers read the entry from the log.
+        const envelope = this.active ? prepared.envelope : undefined;
+        if (envelope) this.stats.delivered += expected.length;
+        for (const handOver of expected) handOver(envelope);
+      },
+      failed: () => {
+        for (const handOver of expected) handOver(undefined);
+      },
+    };
+  }
+
+  private matching(subject: string): HandOverTarget[] {
+    return this.targets
+      .filter(({ subjects }) => subjects.some((pattern) => subjectMatches(pattern, subject)))
+      .map(({ consumer }) => consumer);
+  }
+
   take(rows: OutboxRow[]): void {
     // Stopped between the commit and now: the rows stay leased until their lease runs out, and
     // any relay claims them then.
@@ -99,15 +159,20 @@ export class EventHandOver implements HandOver {
       this.stats.handedOver++;
       const prepared = this.relay.prepare(row);
       // Before the publish: a consumer remembers the durable copy before the copy can exist.
-      if (prepared.kind === "ready") this.deliverLocally(prepared);
-      this.chain(row.stream, () => this.publish(row, lease, prepared));
+      if (prepared.kind === "ready" && this.targets.length > 0) {
+        this.deliverLocally(prepared.envelope, {
+          messageId: brokerMessageId(prepared.signed),
+          body: encodeEnvelope(prepared.signed),
+        });
+      }
+      this.chain(row.stream, () => this.publishLeased(row, lease, prepared));
     }
   }
 
-  private deliverLocally({ envelope, signed }: { envelope: Envelope; signed: Envelope }): void {
+  /** `copy`: the durable copy's message id and body, as the transport delivers it. */
+  private deliverLocally(envelope: Envelope, copy: DurableCopy): void {
     if (this.targets.length === 0) return;
     const subject = this.relay.subjectOf(envelope);
-    const copy = { messageId: brokerMessageId(signed), body: encodeEnvelope(signed) };
     for (const { consumer, subjects } of this.targets) {
       if (!subjects.some((pattern) => subjectMatches(pattern, subject))) continue;
       this.stats.delivered++;
@@ -126,7 +191,7 @@ export class EventHandOver implements HandOver {
     });
   }
 
-  private async publish(row: OutboxRow, lease: string, prepared: PreparedRow): Promise<void> {
+  private async publishLeased(row: OutboxRow, lease: string, prepared: PreparedRow): Promise<void> {
     const behind = this.behind.get(row.stream);
     if (behind) {
       // An earlier row of this stream waits for the claim path: this one follows it there.

@@ -18,6 +18,13 @@ export interface DurableCopy {
 export interface HandOverTarget {
   readonly name: string;
   handOver(envelope: Envelope, copy: DurableCopy): Promise<boolean>;
+  /**
+   * Announce a copy before the commit that makes it durable (an event its commit appends to the
+   * journal's published log): a copy read before the hand-over waits for it. Call what it returns
+   * once, with the envelope when the commit landed (then it is handed over), or with nothing when
+   * the commit failed (a copy that exists after all takes the full path).
+   */
+  expectHandOver?(copy: DurableCopy): (envelope: Envelope | undefined) => void;
 }
 
 /**
@@ -42,6 +49,21 @@ export class HandedOverCopies {
   private readonly entries = new Map<string, { body: string; handled: Promise<boolean> }>();
 
   constructor(private readonly limit = HANDED_OVER_MEMORY) {}
+
+  /**
+   * Remember a copy whose handling is not started yet: what it returns starts it (or, given false,
+   * lets a copy that arrives take the full path). A copy taken meanwhile waits for that.
+   */
+  expect(copy: DurableCopy): (handled: Promise<boolean>) => void {
+    let settle: (handled: Promise<boolean>) => void = () => {};
+    this.remember(
+      copy,
+      new Promise<boolean>((resolve) => {
+        settle = resolve;
+      }),
+    );
+    return settle;
+  }
 
   remember(copy: DurableCopy, handled: Promise<boolean>): void {
     if (this.entries.size >= this.limit) {

@@ -1,6 +1,6 @@
 import type { Registry } from "prom-client";
 import { RELAY_DEFAULTS } from "../base/defaults.js";
-import { toError } from "../base/errors.js";
+import { InvalidInputError, toError } from "../base/errors.js";
 import { type Clock, type Random, SLEEP_CANCELLED } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
 import type { Faults } from "../core/faults.js";
@@ -8,7 +8,7 @@ import type { Logger } from "../core/logger.js";
 import type { Runtime } from "../core/runtime.js";
 import type { Ownership } from "../core/slices.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
-import type { JournalAdmin, OutboxRow, OutboxStore } from "../journal/types.js";
+import type { JournalAdmin, NewOutboxRow, OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
 import { tally } from "../observability/tally.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
@@ -17,6 +17,7 @@ import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
 import type { Signer } from "./signing.js";
 import { subjectFor } from "./subjects.js";
 import { backoffMs, type Transport } from "./transport.js";
+import { JournalTransport, publishedEntry } from "./transports/journal.js";
 
 /** What a relay uses of the journal: it claims event rows, marks the ones it holds, and wakes on new ones. */
 export type RelayJournal = Pick<OutboxStore, "claimOutbox" | "updateOutbox" | "onOutbox" | "getOutbox"> &
@@ -77,7 +78,10 @@ export interface RelayOptions {
  * With `handOverTo(runtime, consumers)` the rows that runtime commits skip the claim: they are
  * inserted leased to this relay, given to the local consumers in memory and published when the
  * commit returns (see `EventHandOver` for its paths, order and failure windows); the claim stays
- * for every other row.
+ * for every other row. With `atCommit` (the transport's log is the runtime's journal's published
+ * log: `createHost` sets it for a `JournalTransport` on its own journal) those events are not rows
+ * at all: their commit appends them to the published log itself, and this relay claims, publishes
+ * and marks only the rows of other runtimes (and of any time it was stopped).
  *
  * @example
  * const relay = new Relay({ journal, transport, subjectPrefix: "shop" });
@@ -172,9 +176,23 @@ export class Relay {
    * the durable copy they receive from it is settled by the hand-over. The claim path stays, for
    * rows of other processes, of a process that died, and of a publish that failed. Call before
    * `start()`.
+   *
+   * `atCommit`: this relay's transport is a `JournalTransport` whose log is the published log of
+   * `runtime`'s journal. Each event is then signed while its commit is built and appended to the
+   * log by that commit (`Commit.published`): no outbox row, no claim, no publish, no mark; it is
+   * still given to `consumers` when the commit returns. Leave it unset for any other transport
+   * (NATS, a journal transport on another journal): the entry would land in the wrong log.
    */
-  handOverTo(runtime: Runtime, consumers: readonly LocalConsumer[] = []): void {
+  handOverTo(
+    runtime: Runtime,
+    consumers: readonly LocalConsumer[] = [],
+    options: { atCommit?: boolean | undefined } = {},
+  ): void {
     if (this.loop) throw new Error("relay.handOverTo must be called before relay.start()");
+    if (options.atCommit && !(this.transport instanceof JournalTransport))
+      throw new InvalidInputError(
+        `relay.handOverTo atCommit needs a JournalTransport on the runtime's journal; this relay publishes to "${this.transport.name}"`,
+      );
     const events = new EventHandOver(
       {
         owner: this.owner,
@@ -186,6 +204,12 @@ export class Relay {
         prepare: (row) => this.prepare(row),
         relayRow: (row, lease, prepared) => publishSpan(row, () => this.relayRow(row, lease, prepared)),
         now: () => this.clock.now(),
+        atCommit: options.atCommit
+          ? {
+              entry: publishedEntry,
+              published: () => tally(this.stats, "published", this.metrics.published, { relay: this.owner }),
+            }
+          : undefined,
       },
       consumers,
     );
@@ -194,7 +218,7 @@ export class Relay {
 
   /** Counters of the hand-over (zero when this relay takes no events at commit). */
   get handOverStats(): EventHandOver["stats"] {
-    return this.handOver?.events.stats ?? { handedOver: 0, delivered: 0, released: 0 };
+    return this.handOver?.events.stats ?? { handedOver: 0, delivered: 0, released: 0, appended: 0 };
   }
 
   /**
@@ -211,8 +235,12 @@ export class Relay {
     }
   }
 
-  /** A row's envelope, signed for publishing; or why it cannot be published. */
-  prepare(row: OutboxRow): PreparedRow {
+  /**
+   * A row's envelope, signed for publishing; or why it cannot be published. The one way an event
+   * becomes what crosses a process, whether a claim, the hand-over or its commit publishes it: the
+   * envelope the runtime stored in the row (`buildCommit`), signed with its source's key.
+   */
+  prepare(row: Pick<NewOutboxRow, "id" | "category" | "payload">): PreparedRow {
     let envelope: Envelope;
     try {
       envelope = envelopeFromOutbox(row);

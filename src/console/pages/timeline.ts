@@ -8,6 +8,7 @@ import { listActions } from "../audit.js";
 import { type Html, html, isoTime, prettyJson, query } from "../html.js";
 import type { ConsoleView } from "../options.js";
 import { layoutTimeline } from "../timeline/layout.js";
+import { publishedAtCommitRows } from "../timeline/published-rows.js";
 import { type ActorRecords, buildStory, type StoryInput } from "../timeline/story.js";
 import { timelineLegend, timelineSvg } from "../timeline/svg.js";
 import { parseQuery } from "../validation.js";
@@ -49,6 +50,12 @@ export async function timelinePage(ctx: ConsoleView, raw: unknown): Promise<Html
   if (streams.length === 0) return html`${form}<p class="summary">No actor, effect key or order id matches "${q}".</p>`;
   const actors: ActorRecords[] = [];
   for (const stream of streams) actors.push(await readActor(ctx, stream));
+  // Events their own commits published (the journal transport's publish at commit) have no row.
+  const logged = await publishedAtCommitRows(ctx.journal, actors, CONSOLE_DEFAULTS.streamScanLimit);
+  for (const actor of actors) {
+    const rows = logged.get(actor.stream);
+    if (rows) actor.published = [...actor.published, ...rows];
+  }
   const story = buildStory({ actors, ...(await aroundTheStory(ctx, actors)), now: ctx.clock.now() });
   const drawing = html`<figure class="timeline">${timelineSvg(layoutTimeline(story))}<figcaption>${timelineLegend()}</figcaption></figure>`;
   return html`${form}<p class="summary">${streams.length} actor(s) for "${q}"</p>${drawing}${actors.map((a) => actorSection(ctx, a, row?.id))}`;

@@ -3,7 +3,7 @@ import { JOURNAL_TRANSPORT_DEFAULTS, MESSAGING_DEFAULTS, positiveInteger, positi
 import type { Clock, Random } from "../../core/clock.js";
 import { resolveEnvironment } from "../../core/environment.js";
 import type { Logger } from "../../core/logger.js";
-import type { PublishedLog } from "../../journal/types.js";
+import type { NewPublished, PublishedLog } from "../../journal/types.js";
 import { type Envelope, encodeEnvelope } from "../envelope.js";
 import { brokerMessageId } from "../signing.js";
 import { type SliceReaderMetrics, sliceReaderMetrics } from "../slice-metrics.js";
@@ -11,6 +11,19 @@ import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from 
 import { LogReader, type LogReaderFaults, type LogReaderJournal } from "./log-reader.js";
 
 export type { LogReaderFaults as JournalTransportFaults } from "./log-reader.js";
+
+/**
+ * The published-log entry of a signed envelope on `subject`: what `JournalTransport.publish`
+ * appends, and what a commit appends when it publishes its events itself (`Relay.handOverTo` with
+ * `atCommit`). Keyed by the producing aggregate: a source stream's events share a slice, and keep
+ * their order for its reader.
+ */
+export const publishedEntry = (envelope: Envelope, subject: string): NewPublished => ({
+  messageId: brokerMessageId(envelope),
+  subject,
+  body: encodeEnvelope(envelope),
+  key: envelope.aggregateId,
+});
 
 /** What the journal transport uses of the journal: appends to the published log, and its readers' part. */
 export type JournalTransportJournal = Pick<PublishedLog, "appendPublished"> & LogReaderJournal;
@@ -95,11 +108,7 @@ export class JournalTransport implements Transport {
   /** Append to the published log. Resolves once it is committed: then it is never lost. */
   async publish(envelope: Envelope, subject: string): Promise<void> {
     if (this.closed) throw new Error("journal transport is closed");
-    await this.journal.appendPublished(
-      // Keyed by the producing aggregate: a source stream's events share a slice, and keep their order for its reader.
-      { messageId: brokerMessageId(envelope), subject, body: encodeEnvelope(envelope), key: envelope.aggregateId },
-      this.clock.now(),
-    );
+    await this.journal.appendPublished(publishedEntry(envelope, subject), this.clock.now());
     this.stats.published++;
   }
 
@@ -157,6 +166,15 @@ export class JournalTransport implements Transport {
         if ([...this.readers.values()].every((r) => r.idle)) return;
       }
     }
+  }
+
+  /**
+   * Whether this transport's log is `journal`'s published log (the very object, or the one it
+   * stands for behind a proxy such as the host's commit signal): then a commit to that journal can
+   * publish its events itself (`Relay.handOverTo` with `atCommit`).
+   */
+  logOf(...journals: readonly object[]): boolean {
+    return journals.some((journal) => journal === this.journal);
   }
 
   async close(): Promise<void> {
