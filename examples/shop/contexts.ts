@@ -18,7 +18,7 @@ import {
   systemClock,
   systemRandom,
 } from "oncely";
-import { envelopeFromOutbox } from "oncely/advanced";
+import { decodeEnvelope, envelopeFromOutbox, sliceOf } from "oncely/advanced";
 import { connectNats, natsTransport } from "oncely/nats";
 import { type Faults, type InProcessFaultKnobs, noFaults } from "oncely/testing";
 import type { Registry } from "prom-client";
@@ -260,27 +260,42 @@ export function shopContexts(
 
 /**
  * Reconciliation of a timeline gap: every context of this shop writes its events to the one
- * journal's outbox, so a missing version is looked up at its producer (`payment/{orderId}`'s
- * event rows, …) and supplied; if the producer has no such row (another deployment, a foreign
- * publisher), the gap waits for an operator, visible in `oncely.gap-alerts`.
+ * journal, so a missing version is looked up at its producer and supplied: in the producer's
+ * event rows (`payment/{orderId}`'s, …) on a transport the relay publishes to, or in the published
+ * log on the journal transport, where the commit appends the events itself (the entries of the
+ * aggregate's slice). If neither has it (another deployment, a foreign publisher, an entry pruned),
+ * the gap waits for an operator, visible in `oncely.gap-alerts`.
  */
 async function supplyFromProducer(journal: Journal, gap: GapInfo): Promise<GapDecision> {
   const [source, ...rest] = gap.source.split("/");
   const aggregateId = rest.join("/");
   const type = source === undefined ? undefined : PRODUCER_STREAM[source];
   if (!type) return { action: "wait" };
+  const wanted = gap.toVersion - gap.fromVersion + 1;
+  const inGap = (e: Envelope) =>
+    e.source === source &&
+    e.aggregateId === aggregateId &&
+    (e.aggregateVersion ?? 0) >= gap.fromVersion &&
+    (e.aggregateVersion ?? 0) <= gap.toVersion;
   const rows = await journal.listOutbox({ category: "event", stream: `${type}/${aggregateId}` });
-  const missing: Envelope[] = rows
-    .map(envelopeFromOutbox)
-    .filter(
-      (e) =>
-        e.source === source &&
-        (e.aggregateVersion ?? 0) >= gap.fromVersion &&
-        (e.aggregateVersion ?? 0) <= gap.toVersion,
-    );
-  return missing.length === gap.toVersion - gap.fromVersion + 1
-    ? { action: "supply", events: missing }
-    : { action: "wait" };
+  const fromRows = rows.map(envelopeFromOutbox).filter(inGap);
+  if (fromRows.length === wanted) return { action: "supply", events: fromRows };
+  const slice = sliceOf(aggregateId, journal.sliceCount ?? 64);
+  const logged = new Map<string, Envelope>();
+  for (const entry of await journal.readPublished(0, undefined, [slice])) {
+    const envelope = envelopeIn(entry.body);
+    if (envelope && inGap(envelope)) logged.set(envelope.eventId, envelope);
+  }
+  return logged.size === wanted ? { action: "supply", events: [...logged.values()] } : { action: "wait" };
+}
+
+/** A log entry's envelope, or undefined for a body that is none (a foreign publisher's). */
+function envelopeIn(body: string): Envelope | undefined {
+  try {
+    return decodeEnvelope(body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Gap alerts of the shop's timeline consumer (journal-wide, so they survive restarts). */

@@ -55,13 +55,13 @@ export function formatResult(result: DemoResult, options: { orders: number; seed
       ? `  injected misdelivery: duplicates ${Math.round(i.injected.duplicateRate * 100)}%, delays up to ${i.injected.maxDelayMs} ms, shuffled in windows of ${i.injected.reorderWindow}`
       : "  injected misdelivery: none (a real broker: redelivery after kills, republish after a relay crash)",
   );
-  add(`  published by the relay: ${i.published}`);
+  add(`  published (by their own commits on the journal transport, else by the relay): ${i.published}`);
   add(`  handed over at commit to the publishing worker's consumers: ${i.handedOver}`);
   add(`  duplicates suppressed by the consumers' inboxes: at least ${i.duplicatesSuppressedAtLeast}`);
   add(
     `  parked ahead of a gap (timeline, sequenced): at least ${i.parkedAtLeast}, released in order: at least ${i.releasedAtLeast}; still parked at the end: ${i.parkedAtEnd}`,
   );
-  add(`  gaps alerted (open past the timeout, then supplied from the producer's outbox): ${i.gapsAlerted}`);
+  add(`  gaps alerted (open past the timeout, then supplied from the producer): ${i.gapsAlerted}`);
   add(`  dead letters: ${i.deadLetters}`);
   add();
   add("Unknown outcomes (effects that went Unknown at least once, from the order histories)");
