@@ -32,6 +32,7 @@ function kindOf(commit) {
   if (commit.snapshot) parts.push("snapshot");
   if (commit.outbox?.length) parts.push("outbox");
   if (commit.outboxDone?.length) parts.push("outboxDone");
+  if (commit.published?.length) parts.push(`published x${commit.published.length > 1 ? "n" : "1"}`);
   if (commit.inbox) parts.push(`inbox[${owner(commit.inbox.consumer)}]`);
   if (commit.checkpoint) parts.push(`checkpoint[${commit.checkpoint.consumer}]`);
   if (commit.checkpoints?.length) parts.push(`checkpoints[${commit.checkpoints.map((c) => c.consumer).join(",")}]`);
@@ -69,6 +70,13 @@ const outboxKey = (name, update) => `${name} ${update?.status ?? "(no status)"} 
 wrap("updateOutbox", (_id, _owner, update) => outboxKey("updateOutbox", update));
 wrap("forceOutbox", (_id, update) => outboxKey("forceOutbox", update));
 wrap("appendPublished", "appendPublished");
+// Each claim is a BEGIN IMMEDIATE transaction of its own, whether it finds rows or not.
+const claim = proto.claimOutbox;
+proto.claimOutbox = async function counted(options) {
+  const rows = await claim.call(this, options);
+  add(`claimOutbox[${(options.categories ?? ["any"]).join(",")}] ${rows.length > 0 ? "rows" : "empty"}`);
+  return rows;
+};
 wrap("writeBatch", "(group-commit batches)");
 
 const sinceFirst = (cpu) =>
