@@ -92,7 +92,14 @@ export interface HostOptions {
    * commit itself appends them to the published log, with no outbox row. `handOver: false`
    * leaves every event to the relay's claim.
    */
-  relay?: (Omit<RelayOptions, Shared | "owner" | "transport"> & { transport?: Transport; handOver?: boolean }) | false;
+  relay?:
+    | (Omit<RelayOptions, Shared | "owner" | "transport"> & {
+        transport?: Transport;
+        handOver?: boolean;
+        /** `false`: events go through outbox rows even on this journal's own transport (default: by their commit). */
+        atCommit?: boolean;
+      })
+    | false;
   consumers?: HostConsumer[];
   /**
    * How often the host checks the gaps of every sequenced consumer, from `start()` to `stop()`
@@ -299,7 +306,9 @@ export class Host {
         .map(({ consumer, options: own }) => ({ consumer, subjects: own.subjects }));
       // The relay's transport is this journal's own published log: each commit appends its events.
       const atCommit =
-        relayTransport instanceof JournalTransport && relayTransport.logOf(options.journal, this.journal);
+        relay?.atCommit !== false &&
+        relayTransport instanceof JournalTransport &&
+        relayTransport.logOf(options.journal, this.journal);
       this.relay.handOverTo(this.runtime, local, { atCommit });
     }
     const logger = options.logger === undefined ? {} : { logger: options.logger };

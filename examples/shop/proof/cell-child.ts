@@ -26,6 +26,7 @@ const shop = await startShop({
   effectTimeoutMs: Number(env.EFFECT_TIMEOUT_MS ?? 500),
   dispatcherOwner: `matrix-child-${process.pid}`,
   faults: faultsFromEnv(env.ONCELY_FAULT),
+  publishAtCommit: env.PUBLISH_AT_COMMIT !== "0",
 });
 await driveOrders(shop.runtime, cellOrders(Number(required("ORDERS"))), Number(env.CELL_TIMEOUT_MS ?? 60_000));
 process.stdout.write(`${JSON.stringify({ done: true })}\n`);

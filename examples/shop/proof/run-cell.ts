@@ -142,6 +142,8 @@ async function inProcessCell(
     effectTimeoutMs: EFFECT_TIMEOUT_MS,
     dispatcherOwner: `matrix-${options.point}`,
     faults,
+    // The relay's points are on the outbox path: with events published by their commits they never fire.
+    publishAtCommit: !options.point.startsWith("relay."),
   });
   try {
     setShopUrl(shop.url);
@@ -174,6 +176,8 @@ async function killCell(
     EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
     ORDERS: String(orders.length),
     CELL_TIMEOUT_MS: String(timeoutMs),
+    // The relay's points are on the outbox path: with events published by their commits they never fire.
+    PUBLISH_AT_COMMIT: options.point.startsWith("relay.") ? "0" : "1",
   };
   const first = await runChild({ ...env, ONCELY_FAULT: `${options.point}:kill:${options.after ?? 1}` }, timeoutMs);
   const fired = first.signal === "SIGKILL";

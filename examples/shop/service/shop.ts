@@ -86,6 +86,11 @@ export interface ShopOptions {
   /** Run only the actors of the slices this worker leases (several workers on PostgreSQL); see `SliceLeaseManager`. */
   sliceLeases?: boolean | undefined;
   faults?: Faults | undefined;
+  /**
+   * `false`: integration events go through outbox rows and the relay even on the journal transport
+   * (the crash-point matrix's relay cells); default: each commit publishes its own (see `createHost`).
+   */
+  publishAtCommit?: boolean | undefined;
   logger?: Logger | undefined;
   clock?: Clock | undefined;
   ids?: IdGenerator | undefined;
@@ -308,6 +313,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       },
       transport,
       ...integration,
+      relay: { ...integration.relay, ...(options.publishAtCommit === false ? { atCommit: false } : {}) },
       // Leases when asked for (this worker's share of the slices, taken at start); else an ownership
       // given by the caller (tests split the slices by hand); else every actor.
       ...(options.sliceLeases
