@@ -274,6 +274,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       journal,
       natsUrl: options.natsUrl,
       natsPasswords: options.natsPasswords,
+      sliceCount: journal.sliceCount,
+      registry,
       faults: options.integrationFaults,
       clock,
       logger,
