@@ -54,7 +54,12 @@ export interface GroupCommitOptions<C = never> {
   start?: "now" | "next-turn";
 }
 
-/** Batch sizes seen, for benchmarks and metrics. */
+/**
+ * Batch sizes seen, for benchmarks and tests: the shape of batching (largest, sizes by bucket) on
+ * one committer. The operator's view is the `oncely_group_commit_batch_size` histogram, fed by
+ * `onBatch` (`observeJournal`) when a registry observes the journal; the committer itself has no
+ * registry, so these are its only count, not a second one.
+ */
 export interface GroupCommitStats {
   batches: number;
   commits: number;

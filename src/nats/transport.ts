@@ -11,6 +11,7 @@ import { brokerMessageId } from "../messaging/signing.js";
 import { type SliceReaderMetrics, sliceReaderMetrics } from "../messaging/slice-metrics.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
 import { jetStreamClient } from "./driver.js";
+import { type NatsMetrics, natsMetrics } from "./metrics.js";
 import { type NatsPartitions, SubjectSlices } from "./partitions.js";
 import { ensureDurable, ensureStream } from "./setup.js";
 import { SlicePull } from "./slice-pull.js";
@@ -50,7 +51,10 @@ export interface NatsTransportOptions {
    * docs/backends/nats.md for switching an existing stream).
    */
   partitions?: NatsPartitions;
-  /** Where the slice readers' metrics go (events read per slice, slice moves); a private registry when absent. */
+  /**
+   * Where the slice readers' metrics (events read per slice, slice moves) and the consume loops'
+   * restarts go; a private registry when absent.
+   */
   registry?: Registry | undefined;
 }
 
@@ -67,6 +71,7 @@ export class NatsTransport implements Transport {
   private readonly logger: Logger;
   private readonly slices: SubjectSlices | undefined;
   private readonly metrics: SliceReaderMetrics;
+  private readonly natsMetrics: NatsMetrics;
 
   private constructor(
     private readonly o: NatsTransportOptions,
@@ -76,6 +81,7 @@ export class NatsTransport implements Transport {
     this.logger = resolveEnvironment({ logger: o.logger }).logger;
     this.slices = o.partitions && new SubjectSlices(o.partitions);
     this.metrics = sliceReaderMetrics(o.registry);
+    this.natsMetrics = natsMetrics(this.metrics.registry);
   }
 
   /** Connects the JetStream API and creates or updates the stream. */
@@ -190,6 +196,7 @@ export class NatsTransport implements Transport {
       retryBaseMs: this.o.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs,
       retryMaxMs: this.o.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs,
       ackWaitMs,
+      metrics: this.natsMetrics,
       ...(slices ? { subjectOf: (wire: string) => slices.logicalSubject(wire) } : {}),
     });
     this.loops.add(loop);

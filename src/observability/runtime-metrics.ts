@@ -80,6 +80,7 @@ export interface ActorMetrics {
   commitSeconds: Histogram.Internal<"actor">;
   conflicts: Counter.Internal;
   duplicates: Counter.Internal;
+  recoveries: Counter.Internal;
 }
 
 const bound = new WeakMap<RuntimeMetrics, Map<string, ActorMetrics>>();
@@ -98,6 +99,7 @@ export function actorMetrics(metrics: RuntimeMetrics, actor: string): ActorMetri
       commitSeconds: metrics.commitSeconds.labels(labels),
       conflicts: metrics.conflicts.labels(labels),
       duplicates: metrics.duplicates.labels(labels),
+      recoveries: metrics.recoveries.labels(labels),
     };
     byActor.set(actor, series);
   }
