@@ -15,6 +15,7 @@ export interface RuntimeMetrics {
   passivations: Counter;
   groupCommitBatch: Histogram<"backend">;
   groupCommitSeconds: Histogram<"backend">;
+  commitRetries: Counter<"backend" | "reason">;
 }
 
 export const runtimeMetrics = perRegistry((registry): RuntimeMetrics => {
@@ -69,6 +70,12 @@ export const runtimeMetrics = perRegistry((registry): RuntimeMetrics => {
       help: "Time one group-commit batch took to write",
       labelNames: ["backend"],
       buckets: COMMIT_BUCKETS,
+      registers,
+    }),
+    commitRetries: new Counter({
+      name: "oncely_journal_commit_retries_total",
+      help: "Commits the store answered retry (deadlock, serialization, append race) and group commit queued again",
+      labelNames: ["backend", "reason"],
       registers,
     }),
   };
