@@ -49,7 +49,9 @@ const via = z.enum(["run", "lookup", "operator"]);
 const pendingSchema = z.union([
   z.object({
     outcome: z.literal("succeeded"),
-    result: z.unknown(),
+    // Optional: a handler that answered `undefined` leaves no `result` key once the row is stored as
+    // JSON, and that known outcome must still be read as pending, never as a fresh state to run again.
+    result: z.unknown().optional(),
     via,
     by: z.string().optional(),
     note: z.string().optional(),

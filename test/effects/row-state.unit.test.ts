@@ -21,7 +21,7 @@ const schema = z.object({
     .union([
       z.object({
         outcome: z.literal("succeeded"),
-        result: z.unknown(),
+        result: z.unknown().optional(),
         via,
         by: z.string().optional(),
         note: z.string().optional(),
@@ -140,6 +140,17 @@ describe("an effect row's state", () => {
   it("reads a state with a pending outcome as the object itself", () => {
     const result = { lastRunAt: 5, pending: { outcome: "succeeded", result: { id: "p" }, via: "run", note: "n" } };
     expect(effectRowState(row(result))).toBe(result);
+  });
+
+  it("keeps a success whose result was undefined, which its stored JSON holds without a result key", () => {
+    // A handler that answered undefined: the outcome is known, and must not read as a fresh state to run again.
+    const stored = JSON.parse(JSON.stringify({ pending: { outcome: "succeeded", result: undefined, via: "run" } }));
+    expect(Object.hasOwn(stored.pending, "result")).toBe(false);
+    expect(effectRowState(row(stored)).pending).toEqual({ outcome: "succeeded", via: "run" });
+    expect(effectRowState(row(Object.assign(Object.create(null), stored))).pending).toEqual({
+      outcome: "succeeded",
+      via: "run",
+    });
   });
 
   it("of a done row is empty", () => {
