@@ -18,7 +18,7 @@ import {
   systemClock,
   systemRandom,
 } from "oncely";
-import { decodeEnvelope, envelopeFromOutbox, sliceOf } from "oncely/advanced";
+import { DEFAULT_SLICE_COUNT, decodeEnvelope, envelopeFromOutbox, sliceOf } from "oncely/advanced";
 import { connectNats, natsTransport } from "oncely/nats";
 import { type Faults, type InProcessFaultKnobs, noFaults } from "oncely/testing";
 import type { Registry } from "prom-client";
@@ -280,7 +280,7 @@ async function supplyFromProducer(journal: Journal, gap: GapInfo): Promise<GapDe
   const rows = await journal.listOutbox({ category: "event", stream: `${type}/${aggregateId}` });
   const fromRows = rows.map(envelopeFromOutbox).filter(inGap);
   if (fromRows.length === wanted) return { action: "supply", events: fromRows };
-  const slice = sliceOf(aggregateId, journal.sliceCount ?? 64);
+  const slice = sliceOf(aggregateId, journal.sliceCount ?? DEFAULT_SLICE_COUNT);
   const logged = new Map<string, Envelope>();
   for (const entry of await journal.readPublished(0, undefined, [slice])) {
     const envelope = envelopeIn(entry.body);
@@ -314,6 +314,13 @@ export interface ShopTransportOptions {
   natsPasswords?: NatsPasswords | undefined;
   /** NATS only: stream name (default `SHOP`). */
   stream?: string | undefined;
+  /**
+   * NATS only: the slices events are partitioned into (`<subject>.s<slice>`, docs/design/event-partitions.md),
+   * the journal's `sliceCount`, so that a worker leasing slices reads only their events. Default `DEFAULT_SLICE_COUNT`.
+   */
+  sliceCount?: number | undefined;
+  /** NATS only: where the slice readers' metrics go (the shop's registry, served at /metrics). */
+  registry?: Registry | undefined;
   /** In-process only: the journal whose published log carries the events (see `JournalTransport`). */
   journal?: Journal | undefined;
   /** In-process only: duplicated, delayed and reordered delivery. */
@@ -358,6 +365,10 @@ async function openNats(options: ShopTransportOptions, as: { user?: string; pass
       ownsConnection: true,
       stream: options.stream ?? SHOP_STREAM,
       subjects: SHOP_SUBJECTS,
+      // Partitioned by slice: a worker owning some slices (SLICE_LEASES) pulls one durable per owned slice and so
+      // gets the events of the actors it runs, with no forward; a worker owning every slice pulls one durable.
+      partitions: { subjectPrefix: SHOP_SUBJECT_PREFIX, sliceCount: options.sliceCount ?? DEFAULT_SLICE_COUNT },
+      ...(options.registry ? { registry: options.registry } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
   } catch (error) {

@@ -29,6 +29,7 @@ import type {
 import { type OwnershipMetrics, ownershipMetrics } from "../observability/ownership-metrics.js";
 import { actorMetrics, type RuntimeMetrics, runtimeMetrics } from "../observability/runtime-metrics.js";
 import { commandSpan, timedCommit, traceCarrier } from "../observability/runtime-spans.js";
+import { SeriesTally, Tally, valuesOf } from "../observability/tally.js";
 import { type AnyActor, requestableKinds } from "./actor.js";
 import { parseAddress } from "./address.js";
 import { buildCommit } from "./build-commit.js";
@@ -138,6 +139,20 @@ interface Activation {
   unverified: boolean;
 }
 
+/** A runtime's counts (`Runtime.stats`). */
+export interface RuntimeStats {
+  /** Commands handled by actors, duplicates included. */
+  commands: number;
+  /** Commands answered from an actor's inbox (handled before under the same message id). */
+  duplicates: number;
+  /** Commits refused because another writer moved the stream first (the command was decided again). */
+  conflicts: number;
+  /** Actors rebuilt from the journal into memory. */
+  recoveries: number;
+  /** Idle actors dropped from memory. */
+  passivations: number;
+}
+
 /**
  * Hosts actors: one serial mailbox per address, state rebuilt from the journal, decisions
  * committed atomically with their outbox rows and inbox record. Nothing a decision asks for
@@ -170,9 +185,15 @@ export class Runtime {
   private closed = false;
   /** Started dispatchers of this process that take rows at commit, asked in registration order. */
   private readonly handOvers = new Set<HandOver>();
-  /** Counters for reports and metrics. */
-  readonly stats = { commands: 0, duplicates: 0, conflicts: 0, recoveries: 0, passivations: 0 };
   private readonly metrics: RuntimeMetrics;
+  /** This runtime's counts, each moved with its series in `metrics` (see `stats`). */
+  private readonly counts: {
+    commands: Tally;
+    duplicates: Tally;
+    conflicts: Tally;
+    recoveries: Tally;
+    passivations: SeriesTally;
+  };
   readonly ownership: Ownership;
   private readonly slices: SliceGate;
   private readonly ownershipMetrics: OwnershipMetrics;
@@ -190,6 +211,13 @@ export class Runtime {
     this.maxConflictRetries = options.maxConflictRetries ?? RUNTIME_DEFAULTS.maxConflictRetries;
     this.snapshotMetrics = snapshotMetrics(env.registry);
     this.metrics = runtimeMetrics(env.registry);
+    this.counts = {
+      commands: new Tally(),
+      duplicates: new Tally(),
+      conflicts: new Tally(),
+      recoveries: new Tally(),
+      passivations: new SeriesTally(this.metrics.passivations),
+    };
     this.ownership = options.ownership ?? ownsEverything();
     this.ownershipMetrics = ownershipMetrics(env.registry);
     this.slices = new SliceGate(this.ownership, (slices) => this.evictSlices(slices));
@@ -281,6 +309,15 @@ export class Runtime {
     }
   }
 
+  /**
+   * This runtime's counts since it was built, read from the tallies that move its series
+   * (`oncely_commands_total`, `oncely_inbox_duplicates_total`, `oncely_version_conflicts_total`,
+   * `oncely_actor_recoveries_total`, `oncely_actor_passivations_total`), summed over actor types.
+   */
+  get stats(): RuntimeStats {
+    return valuesOf(this.counts);
+  }
+
   get activeCount(): number {
     return this.active.size;
   }
@@ -306,8 +343,7 @@ export class Runtime {
     slice: number,
   ) {
     if (this.closed) throw new RuntimeClosedError("runtime is closed");
-    this.stats.commands++;
-    actorMetrics(this.metrics, definition.type).commands.inc();
+    this.counts.commands.on(actorMetrics(this.metrics, definition.type).commands);
     const outcome = isRoutedOutcome(command) ? command : undefined;
     const messageId = options.messageId ?? (outcome ? outcomeMessageId(outcome) : undefined);
     const { id } = parseAddress(address);
@@ -400,8 +436,7 @@ export class Runtime {
           error instanceof DuplicateMessageError ||
           error instanceof CheckpointConflictError // a publish count another commit advanced first
         ) {
-          this.stats.conflicts++;
-          actorMetrics(this.metrics, definition.type).conflicts.inc();
+          this.counts.conflicts.on(actorMetrics(this.metrics, definition.type).conflicts);
           // Two hosts of one actor that retry in lockstep can starve each other; a random
           // number of event-loop turns breaks the lockstep without tying us to wall time.
           await yieldTurns(Math.floor(this.random.next() * 2 ** Math.min(attempt + 1, 6)));
@@ -527,8 +562,7 @@ export class Runtime {
     // An actor held without a read may have history that a later command must be decided on.
     if (this.active.get(address)?.unverified) this.active.delete(address);
     if (print !== undefined) requireSameCommand(address, messageId, held.print, print);
-    this.stats.duplicates++;
-    actorMetrics(this.metrics, definition.type).duplicates.inc();
+    this.counts.duplicates.on(actorMetrics(this.metrics, definition.type).duplicates);
     // A final outcome recorded in the inbox, for a row that is not done: its done row was pruned and
     // the key inserted again (see OutboxRetention). Finish the row, or it would run forever.
     const done = outcome && !prior.byRow ? finalOutcome(outcome) : undefined;
@@ -559,8 +593,7 @@ export class Runtime {
     }
     const { id } = parseAddress(address);
     const recovered = await recover(this.journal, definition, address, id, this.logger, this.snapshotMetrics);
-    this.stats.recoveries++;
-    this.metrics.recoveries.inc({ actor: definition.type });
+    this.counts.recoveries.on(actorMetrics(this.metrics, definition.type).recoveries);
     const activation: Activation = {
       state: recovered.state,
       version: recovered.version,
@@ -602,8 +635,7 @@ export class Runtime {
       if (!overCapacity && !stale) break; // recency order: the rest are newer
       if (key === keep || !this.mailboxes.idle(key)) continue;
       this.active.delete(key);
-      this.stats.passivations++;
-      this.metrics.passivations.inc();
+      this.counts.passivations.inc();
     }
   }
 }

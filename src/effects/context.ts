@@ -5,7 +5,7 @@ import type { Faults } from "../core/faults.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
 import type { OutboxRow, OutboxStore, OutboxUpdate } from "../journal/types.js";
-import { tally } from "../observability/tally.js";
+import { type SeriesTally, Tally } from "../observability/tally.js";
 import type { EffectMetrics } from "./metrics.js";
 import type { EffectHandler, EffectPolicy } from "./types.js";
 
@@ -45,7 +45,8 @@ export interface StepContext {
   handlers: Map<string, EffectHandler<any, any>>;
   policyFor(kind: string): EffectPolicy;
   messageRetry: MessageRetryPolicy;
-  stats: DispatcherStats;
+  /** The dispatcher's counts: shared by every step of it (see `Dispatcher.stats`). */
+  counts: DispatcherCounts;
   metrics: EffectMetrics;
   /** A claimed effect row of a kind this dispatcher has no handler for: counted, warned once per kind. */
   noHandler(kind: string): void;
@@ -59,11 +60,13 @@ export interface DispatcherStats {
   lookups: number;
   completed: number;
   failed: number;
+  /** Same-key retries: after an ambiguous answer (a provider that dedups) or a not-performed one. */
   retried: number;
   unknown: number;
   reconcile: number;
   delivered: number;
   rejected: number;
+  /** Rows gone dead: effect outcomes and fired timers their owner rejected, messages that gave up. */
   dead: number;
   /** Leases found lost when writing back (another dispatcher took the row over). */
   leaseLost: number;
@@ -71,27 +74,89 @@ export interface DispatcherStats {
   handedOver: number;
 }
 
-export const emptyStats = (): DispatcherStats => ({
-  claimed: 0,
-  runs: 0,
-  lookups: 0,
-  completed: 0,
-  failed: 0,
-  retried: 0,
-  unknown: 0,
-  reconcile: 0,
-  delivered: 0,
-  rejected: 0,
-  dead: 0,
-  leaseLost: 0,
-  handedOver: 0,
-});
+/**
+ * A dispatcher's counts, each a tally that moves its series in `EffectMetrics` (named beside it),
+ * so `Dispatcher.stats` and the metrics are one count. One object per dispatcher, shared by the
+ * step contexts of its claims and hand-overs.
+ */
+export interface DispatcherCounts {
+  /** `oncely_outbox_rows_taken_total{how="claim"}`. */
+  claimedByQuery: Tally;
+  /** `oncely_outbox_rows_taken_total{how="hand-over"}`. */
+  handedOver: Tally;
+  /** `oncely_effect_attempts_total`. */
+  runs: Tally;
+  /** `oncely_effect_lookups_total` (counted when the lookup answered, by its answer). */
+  lookups: Tally;
+  /** `oncely_effect_outcomes_total{outcome="succeeded" | "failed" | "retried" | "unknown" | "reconcile" | "dead"}`. */
+  completed: Tally;
+  failed: Tally;
+  retried: Tally;
+  unknown: Tally;
+  reconcile: Tally;
+  deadEffects: Tally;
+  /**
+   * Not-performed answers retried with the same key. No series of its own: it is
+   * `oncely_effect_outcomes_total{outcome="not-performed"}` less the not-performed answers that
+   * escalated instead (`oncely_effect_escalations_total{reason="max-attempts" | "max-age"}`).
+   */
+  retriedNotPerformed: number;
+  /** `oncely_messages_total{outcome="delivered" | "rejected" | "dead"}`. */
+  delivered: Tally;
+  rejected: Tally;
+  deadMessages: Tally;
+  /** `oncely_timer_dead_total`. */
+  deadTimers: Tally;
+  /** `oncely_outbox_lease_lost_total`. */
+  leaseLost: SeriesTally;
+}
+
+/** A dispatcher's counts at zero; `leaseLost` moves the one series it names. */
+export function newCounts(leaseLost: SeriesTally): DispatcherCounts {
+  return {
+    claimedByQuery: new Tally(),
+    handedOver: new Tally(),
+    runs: new Tally(),
+    lookups: new Tally(),
+    completed: new Tally(),
+    failed: new Tally(),
+    retried: new Tally(),
+    unknown: new Tally(),
+    reconcile: new Tally(),
+    deadEffects: new Tally(),
+    retriedNotPerformed: 0,
+    delivered: new Tally(),
+    rejected: new Tally(),
+    deadMessages: new Tally(),
+    deadTimers: new Tally(),
+    leaseLost,
+  };
+}
+
+/** What `Dispatcher.stats` reports, read from its counts. */
+export function statsOf(c: DispatcherCounts): DispatcherStats {
+  return {
+    claimed: c.claimedByQuery.value + c.handedOver.value,
+    runs: c.runs.value,
+    lookups: c.lookups.value,
+    completed: c.completed.value,
+    failed: c.failed.value,
+    retried: c.retried.value + c.retriedNotPerformed,
+    unknown: c.unknown.value,
+    reconcile: c.reconcile.value,
+    delivered: c.delivered.value,
+    rejected: c.rejected.value,
+    dead: c.deadEffects.value + c.deadMessages.value + c.deadTimers.value,
+    leaseLost: c.leaseLost.value,
+    handedOver: c.handedOver.value,
+  };
+}
 
 /** Write back to a row we hold the lease of; a lost lease is counted and logged, not thrown. */
 export async function writeRow(ctx: StepContext, row: OutboxRow, update: OutboxUpdate): Promise<boolean> {
   const ok = await ctx.journal.updateOutbox(row.id, ctx.owner, update, ctx.clock.now());
   if (!ok) {
-    tally(ctx.stats, "leaseLost", ctx.metrics.leaseLost);
+    ctx.counts.leaseLost.inc();
     ctx.logger.warn({ id: row.id, owner: ctx.owner }, "outbox lease lost; another dispatcher owns the row now");
   }
   return ok;

@@ -12,14 +12,16 @@ import { outboxSlice } from "../journal/outbox-slice.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, NewOutboxRow, OutboxCategory, OutboxRow, OutboxStore } from "../journal/types.js";
 import { outboxStepSpan } from "../observability/outbox-spans.js";
-import { tally } from "../observability/tally.js";
+import { SeriesTally } from "../observability/tally.js";
 import { backoffDelay } from "./backoff.js";
 import {
   type CommandSink,
+  type DispatcherCounts,
   type DispatcherStats,
-  emptyStats,
   type MessageRetryPolicy,
+  newCounts,
   type StepContext,
+  statsOf,
 } from "./context.js";
 import { effectStep, firstAttemptRecorded, recordedAttemptStep } from "./effect-step.js";
 import { messageStep } from "./message-step.js";
@@ -86,7 +88,7 @@ const DEFAULT_MESSAGE_RETRY: MessageRetryPolicy = {
  */
 export class Dispatcher implements HandOver {
   readonly owner: string;
-  readonly stats: DispatcherStats = emptyStats();
+  private readonly counts: DispatcherCounts;
   private readonly journal: DispatcherJournal;
   private readonly categories: OutboxCategory[];
   private readonly batchSize: number;
@@ -159,6 +161,7 @@ export class Dispatcher implements HandOver {
         ? Math.max(...[...this.policies.values()].map((p) => p.leaseMs))
         : this.defaultPolicy.leaseMs;
     const metrics = effectMetrics(env.registry);
+    this.counts = newCounts(new SeriesTally(metrics.leaseLost));
     const warned = new Set<string>();
     this.ctx = {
       journal: this.journal,
@@ -172,7 +175,7 @@ export class Dispatcher implements HandOver {
       handlers,
       policyFor: (kind) => this.policies.get(kind) ?? this.defaultPolicy,
       messageRetry,
-      stats: this.stats,
+      counts: this.counts,
       metrics,
       noHandler: (kind) => {
         metrics.unhandled.inc({ dispatcher: this.owner, kind });
@@ -188,6 +191,11 @@ export class Dispatcher implements HandOver {
         if (missed) metrics.deadlinesMissed.inc({ actor_type: actorType, deadline: name });
       },
     };
+  }
+
+  /** This dispatcher's counts since it was built, read from the tallies that move its series (see `DispatcherCounts`). */
+  get stats(): DispatcherStats {
+    return statsOf(this.counts);
   }
 
   /** The policy used for an effect kind. */
@@ -216,7 +224,7 @@ export class Dispatcher implements HandOver {
     });
     if (rows.length === 0) return 0;
     for (const row of rows)
-      tally(this.stats, "claimed", this.ctx.metrics.taken, { category: row.category, how: "claim" });
+      this.counts.claimedByQuery.onLabels(this.ctx.metrics.taken, { category: row.category, how: "claim" });
     const errors: unknown[] = [];
     let next = 0;
     const worker = async () => {
@@ -279,10 +287,9 @@ export class Dispatcher implements HandOver {
    */
   take(rows: OutboxRow[]): void {
     if (this.stopping.signal.aborted) return;
-    // Counted in `claimed` too: a hand-over is a claim without the query.
-    this.stats.claimed += rows.length;
+    // Counted in `stats.claimed` too: a hand-over is a claim without the query.
     for (const row of rows)
-      tally(this.stats, "handedOver", this.ctx.metrics.taken, { category: row.category, how: "hand-over" });
+      this.counts.handedOver.onLabels(this.ctx.metrics.taken, { category: row.category, how: "hand-over" });
     for (const row of rows) {
       const ctx: StepContext = { ...this.ctx, owner: row.leaseOwner ?? this.owner };
       const work = this.inSlot(() => {

@@ -154,8 +154,10 @@ function readDefinite(handler: AnyHandler, answer: DefiniteResult): { read: Defi
 /** What a transition counts beside its I/O. */
 function count(ctx: StepContext, row: OutboxRow, next: Transition): void {
   if (next.note === "no-handler") ctx.noHandler(row.kind);
-  if (next.note === "retried" || next.note === "retried-not-performed") ctx.stats.retried++;
-  if (next.note === "retried") ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "retried" });
+  if (next.note === "retried")
+    ctx.counts.retried.onLabels(ctx.metrics.outcomes, { kind: row.kind, outcome: "retried" });
+  // Its answer is counted already (outcome `not-performed`, in `run`); see `DispatcherCounts`.
+  if (next.note === "retried-not-performed") ctx.counts.retriedNotPerformed++;
 }
 
 /** The transition's row write as the journal takes it: a backoff drawn, the state compacted. */
@@ -188,8 +190,7 @@ async function tell(ctx: StepContext, row: OutboxRow, told: OwnerCommand): Promi
   } catch (error) {
     rethrowCrash(error);
     if (error instanceof CommandRejectedError) {
-      ctx.stats.dead++;
-      ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "dead" });
+      ctx.counts.deadEffects.onLabels(ctx.metrics.outcomes, { kind: row.kind, outcome: "dead" });
       ctx.logger.error({ key: row.id, owner: row.stream, err: error }, "the owner rejected an effect outcome");
       return { type: "owner-rejected", error: errorText(error) };
     }
@@ -199,21 +200,16 @@ async function tell(ctx: StepContext, row: OutboxRow, told: OwnerCommand): Promi
     return { type: "owner-unreachable", error: errorText(error) };
   }
   if (command.type === "oncely.effect.succeeded" || command.type === "oncely.effect.failed") {
-    if (command.type === "oncely.effect.succeeded") ctx.stats.completed++;
-    else ctx.stats.failed++;
-    ctx.metrics.outcomes.inc({
-      kind: row.kind,
-      outcome: command.type === "oncely.effect.succeeded" ? "succeeded" : "failed",
-    });
+    if (command.type === "oncely.effect.succeeded") {
+      ctx.counts.completed.onLabels(ctx.metrics.outcomes, { kind: row.kind, outcome: "succeeded" });
+    } else ctx.counts.failed.onLabels(ctx.metrics.outcomes, { kind: row.kind, outcome: "failed" });
     const outcomeCommittedFault = ctx.faults.hit("dispatch.outcomeCommitted");
     if (outcomeCommittedFault) await outcomeCommittedFault;
   } else if (command.type === "oncely.effect.unknown") {
-    ctx.stats.unknown++;
-    ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "unknown" });
+    ctx.counts.unknown.onLabels(ctx.metrics.outcomes, { kind: row.kind, outcome: "unknown" });
   } else if (command.type === "oncely.effect.needs-reconciliation") {
     const why = told.escalation;
-    ctx.stats.reconcile++;
-    ctx.metrics.outcomes.inc({ kind: row.kind, outcome: "reconcile" });
+    ctx.counts.reconcile.onLabels(ctx.metrics.outcomes, { kind: row.kind, outcome: "reconcile" });
     ctx.metrics.escalations.inc({ kind: row.kind, reason: why ?? "unknown" });
     ctx.logger.warn(
       {
@@ -248,7 +244,7 @@ async function run(
   const record = start.update ?? {};
   if (!recorded && !(await writeRow(ctx, claimed, outboxUpdate(ctx, record, ctx.clock.now())))) return undefined;
   const row = applied(claimed, record);
-  ctx.stats.runs++;
+  ctx.counts.runs.onLabels(ctx.metrics.attempts, { kind: row.kind });
   const answer = await runAnswer(ctx, row, policy, handler, input);
   const afterProviderFault = ctx.faults.hit("dispatch.afterProvider");
   if (afterProviderFault) await afterProviderFault;
@@ -316,7 +312,6 @@ async function lookUp(
 ): Promise<{ row: OutboxRow; event: EffectEvent }> {
   const lookup = handler.lookup;
   if (!lookup) throw new Error(`effect "${row.id}": a lookup was asked for a kind without one ("${row.kind}")`);
-  ctx.stats.lookups++;
   let found: LookupResult | undefined;
   let problem: string;
   try {
@@ -334,7 +329,7 @@ async function lookUp(
   } catch (error) {
     problem = `lookup failed: ${errorText(error)}`;
   }
-  ctx.metrics.lookups.inc({ kind: row.kind, answer: lookupAnswerLabel(found) });
+  ctx.counts.lookups.onLabels(ctx.metrics.lookups, { kind: row.kind, answer: lookupAnswerLabel(found) });
   const definite = definiteAnswer(found);
   const read = definite && readDefinite(handler, definite);
   const answer: LookupAnswer =

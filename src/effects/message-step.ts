@@ -2,7 +2,6 @@ import { CommandRejectedError, InvalidInputError, NotOwnerError } from "../base/
 import type { EffectOutcome, Typed } from "../core/decider.js";
 import { VersionTooNewError } from "../core/upcast.js";
 import type { OutboxRow } from "../journal/types.js";
-import { tally } from "../observability/tally.js";
 import { backoffDelay } from "./backoff.js";
 import { correlated, errorText, rethrowCrash, type StepContext, writeRow } from "./context.js";
 import { compactState, type MessageRowState, messageRowState } from "./row-state.js";
@@ -79,7 +78,7 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
 async function finishForward(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<void> {
   const result = ack.outcome === "delivered" ? { reply: ack.reply } : { error: ack.error };
   if (!(await writeRow(ctx, row, { status: "done", outcome: ack.outcome, result }))) return;
-  tally(ctx.stats, ack.outcome === "delivered" ? "delivered" : "rejected", ctx.metrics.messages, {
+  (ack.outcome === "delivered" ? ctx.counts.delivered : ctx.counts.rejected).onLabels(ctx.metrics.messages, {
     actor: row.kind,
     outcome: ack.outcome,
   });
@@ -103,7 +102,7 @@ function parsePayload(
 async function retryOrBury(ctx: StepContext, row: OutboxRow, error: unknown): Promise<void> {
   const policy = ctx.messageRetry;
   if (row.attempts >= policy.maxAttempts) {
-    tally(ctx.stats, "dead", ctx.metrics.messages, { actor: row.kind, outcome: "dead" });
+    ctx.counts.deadMessages.onLabels(ctx.metrics.messages, { actor: row.kind, outcome: "dead" });
     ctx.logger.error({ id: row.id, to: (row.payload as { to?: string }).to, err: error }, "message delivery gave up");
     await writeRow(ctx, row, { status: "dead", lastError: errorText(error) });
     return;
@@ -134,7 +133,7 @@ async function recordAck(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<vo
     });
     return;
   }
-  tally(ctx.stats, ack.outcome === "delivered" ? "delivered" : "rejected", ctx.metrics.messages, {
+  (ack.outcome === "delivered" ? ctx.counts.delivered : ctx.counts.rejected).onLabels(ctx.metrics.messages, {
     actor: row.kind,
     outcome: ack.outcome,
   });

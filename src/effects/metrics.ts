@@ -11,6 +11,8 @@ export interface EffectMetrics {
   unhandled: Counter<"dispatcher" | "kind">;
   /** Durable timers (`deadline`) fired at their owners. */
   timersFired: Counter<"actor_type" | "deadline">;
+  /** Fired timers the owner refused (a command it rejects): the row goes dead, and the error is logged. */
+  timersDead: Counter<"actor_type" | "deadline">;
   /** Fired timers the owner acted on: the awaited fact had not come in time. */
   deadlinesMissed: Counter<"actor_type" | "deadline">;
   /** Handler runs started (each with the effect's one key). */
@@ -47,6 +49,12 @@ export const effectMetrics = perRegistry((registry): EffectMetrics => {
     timersFired: new Counter({
       name: "oncely_timer_fired_total",
       help: "Durable timers (deadlines) fired at their owners",
+      labelNames: ["actor_type", "deadline"],
+      registers,
+    }),
+    timersDead: new Counter({
+      name: "oncely_timer_dead_total",
+      help: "Fired timers their owner refused: the row goes dead (kept, visible) instead of firing again",
       labelNames: ["actor_type", "deadline"],
       registers,
     }),

@@ -49,7 +49,9 @@ const via = z.enum(["run", "lookup", "operator"]);
 const pendingSchema = z.union([
   z.object({
     outcome: z.literal("succeeded"),
-    result: z.unknown(),
+    // Optional: a handler that answered `undefined` leaves no `result` key once the row is stored as
+    // JSON, and that known outcome must still be read as pending, never as a fresh state to run again.
+    result: z.unknown().optional(),
     via,
     by: z.string().optional(),
     note: z.string().optional(),
@@ -82,32 +84,73 @@ const messageStateSchema = z.object({
     .optional(),
 });
 
+/** The scalar fields of `EffectRowState`, each with the check its schema makes (`pending` is not one). */
+const isNumber = (v: unknown) => typeof v === "number" && Number.isFinite(v);
+const isBoolean = (v: unknown) => typeof v === "boolean";
+const SCALAR_FIELDS = new Map<string, (value: unknown) => boolean>([
+  ["lastRunAt", isNumber],
+  ["lookups", Number.isSafeInteger],
+  ["unknownSince", isNumber],
+  ["rerunAllowed", isBoolean],
+  ["notPerformed", Number.isSafeInteger],
+  ["notPerformedSince", isNumber],
+  ["retriesExhausted", isBoolean],
+  ["maybePerformed", isBoolean],
+]);
+
+const isPlain = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+const VIA = new Set(["run", "lookup", "operator"]);
+const isOptionalText = (v: unknown) => v === undefined || typeof v === "string";
+
+/** A pending outcome with no field the schema would drop (its `result` is taken as it is). */
+function isPlainPending(value: unknown): boolean {
+  if (!isPlain(value) || !VIA.has(value.via as string)) return false;
+  const own = value.outcome === "succeeded" ? "result" : value.outcome === "failed" ? "reason" : undefined;
+  if (own === undefined || (own === "reason" && typeof value.reason !== "string")) return false;
+  if (!isOptionalText(value.by) || !isOptionalText(value.note)) return false;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) return false;
+    if (key !== own && key !== "outcome" && key !== "via" && key !== "by" && key !== "note") return false;
+  }
+  return true;
+}
+
 /**
- * States already read, by the `result` object they were read from (a row's, or one the dispatcher
- * put on a row it holds, see `rowWithState`): read again without parsing. The protocol's
- * interpreter reads the state of the row it holds at every event. Callers never mutate a state
- * they read (every change is a spread), so one object can serve them all.
+ * A plain object of the state's fields only, each absent, undefined or what the schema accepts:
+ * the schema would read it as an equal object, so it is its own state. The protocol's interpreter
+ * reads the state of the row it holds at every event, which is always such an object (the state
+ * it wrote); a row read from the journal is too, unless something else wrote its `result`.
+ * Callers never mutate a state they read (every change is a spread), so the row's `result` can
+ * serve as its state.
  */
-const readStates = new WeakMap<object, EffectRowState>();
+function isPlainState(value: unknown): value is EffectRowState {
+  if (!isPlain(value)) return false;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) return false;
+    const field = value[key];
+    if (field === undefined) {
+      if (key !== "pending" && !SCALAR_FIELDS.has(key)) return false;
+      continue;
+    }
+    const check = SCALAR_FIELDS.get(key);
+    if (check === undefined ? key !== "pending" || !isPlainPending(field) : !check(field)) return false;
+  }
+  return true;
+}
 
 /** The row held in memory with `state` as its `result` (compacted, as a write would store it). */
 export function rowWithState(row: OutboxRow, state: EffectRowState): OutboxRow {
-  const result = compactState(state);
-  readStates.set(result, result);
-  return { ...row, result };
+  return { ...row, result: compactState(state) };
 }
 
 /** Read the state of a row that is not done. A foreign or empty `result` reads as a fresh state. */
 export function effectRowState(row: OutboxRow): EffectRowState {
   if (row.status === "done") return {};
-  const key = typeof row.result === "object" && row.result !== null ? row.result : undefined;
-  const read = key && readStates.get(key);
-  if (read) return read;
-  const parsed = effectStateSchema.safeParse(row.result ?? {});
-  if (!parsed.success) return {};
-  const state = parsed.data as EffectRowState;
-  if (key) readStates.set(key, state);
-  return state;
+  const result = row.result ?? {};
+  if (isPlainState(result)) return result;
+  const parsed = effectStateSchema.safeParse(result);
+  return parsed.success ? (parsed.data as EffectRowState) : {};
 }
 
 export function messageRowState(row: OutboxRow): MessageRowState {
@@ -118,5 +161,13 @@ export function messageRowState(row: OutboxRow): MessageRowState {
 
 /** Drop undefined fields so the stored JSON stays small and stable. */
 export function compactState<T extends object>(state: T): T {
-  return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined)) as T;
+  const compact: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(state)) {
+    if (value === undefined) continue;
+    // An own "__proto__" (as JSON.parse makes) stays a field, as Object.fromEntries would keep it.
+    if (key === "__proto__")
+      Object.defineProperty(compact, key, { value, enumerable: true, writable: true, configurable: true });
+    else compact[key] = value;
+  }
+  return compact as T;
 }

@@ -62,7 +62,10 @@ export async function timerStep(ctx: StepContext, row: OutboxRow): Promise<void>
   } catch (error) {
     rethrowCrash(error);
     if (error instanceof CommandRejectedError) {
-      ctx.stats.dead++;
+      ctx.counts.deadTimers.onLabels(ctx.metrics.timersDead, {
+        actor_type: parseAddress(row.stream).type,
+        deadline: name,
+      });
       ctx.logger.error({ key: row.id, owner: row.stream, err: error }, "the owner rejected a fired timer");
       await writeRow(ctx, row, { status: "dead", lastError: `owner rejected the timer: ${errorText(error)}` });
       return;

@@ -54,7 +54,12 @@ export interface GroupCommitOptions<C = never> {
   start?: "now" | "next-turn";
 }
 
-/** Batch sizes seen, for benchmarks and metrics. */
+/**
+ * Batch sizes seen, for benchmarks and tests: the shape of batching (largest, sizes by bucket) on
+ * one committer. The operator's view is the `oncely_group_commit_batch_size` histogram, fed by
+ * `onBatch` (`observeJournal`) when a registry observes the journal; the committer itself has no
+ * registry, so these are its only count, not a second one.
+ */
 export interface GroupCommitStats {
   batches: number;
   commits: number;
@@ -72,6 +77,7 @@ interface Queued<C, R> {
 
 export class GroupCommitter<C, R> {
   readonly stats: GroupCommitStats = { batches: 0, commits: 0, largest: 0, sizes: new Map() };
+  private readonly retryListeners = new Set<(reason: unknown) => void>();
   private queue: Queued<C, R>[] = [];
   private running = 0;
   private scheduled = false;
@@ -113,6 +119,16 @@ export class GroupCommitter<C, R> {
     this.startNow = (options.start ?? "now") === "now";
     // Keys matter only when batches can overlap; with one in flight, submit order is batch order.
     this.keysOf = this.maxInFlight > 1 ? options.keysOf : undefined;
+  }
+
+  /**
+   * Called for each commit the store answered `retry` (a deadlock, a serialization failure, an
+   * append race) as it is queued again, with the store's reason: retries are otherwise invisible,
+   * and a steady rate of them is a defect worth seeing (see `observeJournal`).
+   */
+  onRetry(listener: (reason: unknown) => void): () => void {
+    this.retryListeners.add(listener);
+    return () => this.retryListeners.delete(listener);
   }
 
   /** Called after each batch is written (or failed), with its size and how long the write took. */
@@ -233,11 +249,23 @@ export class GroupCommitter<C, R> {
       if (outcome === undefined) q.reject(new Error("group commit: the store answered fewer results than commits"));
       else if ("ok" in outcome) q.resolve(outcome.ok);
       else if ("error" in outcome) q.reject(outcome.error);
-      else if (q.retries < this.maxRetries) again.push({ ...q, retries: q.retries + 1 });
-      else q.reject(outcome.retry);
+      else if (q.retries < this.maxRetries) {
+        again.push({ ...q, retries: q.retries + 1 });
+        this.retried(outcome.retry);
+      } else q.reject(outcome.retry);
     });
     // Ahead of newer commits: a retried commit does not lose its place behind later arrivals.
     if (again.length > 0) this.queue.unshift(...again);
+  }
+
+  private retried(reason: unknown): void {
+    for (const listener of this.retryListeners) {
+      try {
+        listener(reason);
+      } catch {
+        // A listener's failure is its own; the commit is queued again regardless.
+      }
+    }
   }
 
   private timed(size: number, started: number): void {

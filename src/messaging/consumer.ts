@@ -30,9 +30,9 @@ import type {
   InboxReader,
 } from "../journal/types.js";
 import { consumeSpan } from "../observability/messaging-spans.js";
-import { tally } from "../observability/tally.js";
 import { CollectionOwnedError, claimCollection } from "./collection-owners.js";
 import { deadLetterReason, heldMessage, messageHash, requireSameMessage, versionConflict } from "./conflicts.js";
+import { type ConsumerCounts, type ConsumerStats, consumerCounts, consumerStatsOf } from "./consumer-counts.js";
 import { decodeEnvelope, type Envelope, encodeEnvelope, parseEnvelope } from "./envelope.js";
 import { commitGapSkip } from "./gap-skip.js";
 import { type GapAlert, GapMonitor, type ReconcileHook } from "./gaps.js";
@@ -189,22 +189,8 @@ export class Consumer implements HandOverTarget {
   /** Handed-over events being handled now (at most `HAND_OVER_CONCURRENCY`). */
   private handingOver = 0;
   readonly gaps: GapMonitor;
-  readonly stats = {
-    applied: 0,
-    duplicates: 0,
-    parked: 0,
-    released: 0,
-    ignored: 0,
-    backwards: 0,
-    deadLetters: 0,
-    conflicts: 0,
-    /** Events handed over at commit and handled that way (their outcome is counted above too). */
-    handedOver: 0,
-    /** Durable copies of handed-over events settled from memory, with no read (not counted as duplicates). */
-    copiesSettled: 0,
-    /** Handed-over events whose handling failed, left to their durable copy. */
-    handOverFailures: 0,
-  };
+  /** This consumer's counts, each moved with its series (see `ConsumerCounts`). */
+  private readonly counts: ConsumerCounts;
 
   constructor(options: ConsumerOptions) {
     this.name = options.name;
@@ -220,6 +206,7 @@ export class Consumer implements HandOverTarget {
     this.faults = env.faults;
     this.logger = env.logger;
     this.metrics = options.metrics ?? messagingMetrics(env.registry);
+    this.counts = consumerCounts(this.metrics, this.name);
     this.maxDeliveries = options.maxDeliveries ?? MESSAGING_DEFAULTS.maxDeliveries;
     this.retryBaseMs = options.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs;
     this.retryMaxMs = options.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs;
@@ -235,6 +222,11 @@ export class Consumer implements HandOverTarget {
       timeoutMs: options.gapTimeoutMs ?? MESSAGING_DEFAULTS.gapTimeoutMs,
       reconcile: options.reconcile,
     });
+  }
+
+  /** This consumer's counts since it was built, read from the tallies that move its series. */
+  get stats(): ConsumerStats {
+    return consumerStatsOf(this.counts);
   }
 
   /**
@@ -264,8 +256,8 @@ export class Consumer implements HandOverTarget {
 
   private count(result: HandleResult): HandleResult {
     const key = { applied: "applied", duplicate: "duplicates", parked: "parked", ignored: "ignored" } as const;
-    tally(this.stats, key[result.outcome], this.metrics.handled, { consumer: this.name, outcome: result.outcome });
-    this.stats.released += result.released;
+    // Its releases are counted where they happen (`releaseParked`).
+    this.counts[key[result.outcome]].inc();
     return result;
   }
 
@@ -280,7 +272,7 @@ export class Consumer implements HandOverTarget {
     // The durable copy of an event this process handed over: settled by that handling.
     const handedOver = this.handedOver.take(delivery.messageId, delivery.body);
     if (handedOver && (await handedOver)) {
-      tally(this.stats, "copiesSettled", this.metrics.handled, { consumer: this.name, outcome: "copy" });
+      this.counts.copiesSettled.inc();
       return { kind: "ack" };
     }
     let envelope: Envelope;
@@ -358,15 +350,12 @@ export class Consumer implements HandOverTarget {
       () => this.handleParsed(envelope),
     ).then(
       (result) => {
-        this.stats.handedOver++;
+        this.counts.handedOver.inc();
         return result.outcome !== "parked";
       },
       (error: unknown) => {
         // Counted and logged; the warnings, retries and dead letter are the durable copy's.
-        tally(this.stats, "handOverFailures", this.metrics.handled, {
-          consumer: this.name,
-          outcome: "hand-over-failed",
-        });
+        this.counts.handOverFailures.inc();
         this.logger.debug(
           { consumer: this.name, eventId: envelope.eventId, err: error },
           "handed-over event not handled; its durable copy will be",
@@ -538,8 +527,8 @@ export class Consumer implements HandOverTarget {
       unpark,
       now,
     });
-    tally(this.stats, "deadLetters", this.metrics.deadLetters, { consumer: this.name });
-    if (conflict) tally(this.stats, "conflicts", this.metrics.conflicts, { consumer: this.name, kind: conflict.kind });
+    this.counts.deadLetters.inc();
+    if (conflict) this.counts.conflicts.onLabels(this.metrics.conflicts, { consumer: this.name, kind: conflict.kind });
     this.metrics.handled.inc({ consumer: this.name, outcome: "dead" });
     this.logger.error(
       { consumer: this.name, messageId, subject: delivery.subject, attempts, reason, err: error },
@@ -661,7 +650,7 @@ export class Consumer implements HandOverTarget {
   }
 
   private countBackwards(facts: readonly string[]): void {
-    for (const fact of facts) tally(this.stats, "backwards", this.metrics.backwards, { consumer: this.name, fact });
+    for (const fact of facts) this.counts.backwards.onLabels(this.metrics.backwards, { consumer: this.name, fact });
   }
 
   /** Returns "applied" or "duplicate" as the actor saw it. */
@@ -895,6 +884,7 @@ export class Consumer implements HandOverTarget {
         return released;
       }
       released++;
+      this.counts.released.inc();
     }
   }
 

@@ -2,8 +2,10 @@ import type { Random } from "../core/clock.js";
 import type { HandOver } from "../core/hand-over.js";
 import type { Logger } from "../core/logger.js";
 import type { NewOutboxRow, NewPublished, OutboxRow, OutboxStore } from "../journal/types.js";
+import { SeriesTally } from "../observability/tally.js";
 import { type Envelope, encodeEnvelope } from "./envelope.js";
 import type { DurableCopy, HandOverTarget } from "./handed-over.js";
+import type { MessagingMetrics } from "./metrics.js";
 import { brokerMessageId } from "./signing.js";
 import { subjectMatches } from "./subjects.js";
 
@@ -37,6 +39,8 @@ export interface HandOverRelay {
   /** Publish a row held under `lease` and mark it; true once it is done (or dead), false when left for a retry. */
   relayRow(row: OutboxRow, lease: string, prepared: PreparedRow): Promise<boolean>;
   now(): number;
+  /** Where the hand-over's counts go (`oncely_relay_handed_over_total`, `oncely_relay_hand_over_released_total`). */
+  readonly metrics: MessagingMetrics;
 }
 
 /**
@@ -84,14 +88,37 @@ export class EventHandOver implements HandOver {
   private readonly chains = new Map<string, Promise<void>>();
   /** Streams with rows released to the claim path, by row id; their later rows go the same way. */
   private readonly behind = new Map<string, Set<string>>();
-  /** `appended`: events published by their own commit (see `publish`), a part of `handedOver`. */
-  readonly stats = { handedOver: 0, delivered: 0, released: 0, appended: 0 };
+  /** Rows taken at commit, and rows of those released to the claim path: each moved with its series. */
+  private readonly counts: { handedOver: SeriesTally; released: SeriesTally };
+  /**
+   * Deliveries to local consumers: a test aid with no series of its own, since each consumer
+   * counts what became of a handed-over event (`oncely_consumer_handed_over_total`, and the
+   * `hand-over-failed` and `hand-over-declined` outcomes of `oncely_consumer_messages_total`).
+   */
+  private delivered = 0;
+  /** Events published by their own commit (see `publish`), a part of `handedOver`: a test aid, like `delivered`. */
+  private appended = 0;
 
   constructor(
     private readonly relay: HandOverRelay,
     consumers: readonly LocalConsumer[],
   ) {
     this.targets = [...consumers];
+    const labels = { relay: relay.owner };
+    this.counts = {
+      handedOver: new SeriesTally(relay.metrics.relayHandedOver.labels(labels)),
+      released: new SeriesTally(relay.metrics.relayHandOverReleased.labels(labels)),
+    };
+  }
+
+  /** The hand-over's counts since it was built. */
+  get stats(): { handedOver: number; delivered: number; released: number; appended: number } {
+    return {
+      handedOver: this.counts.handedOver.value,
+      delivered: this.delivered,
+      released: this.counts.released.value,
+      appended: this.appended,
+    };
   }
 
   /** Start or stop taking rows at commit (the relay's start and stop). */
@@ -129,12 +156,12 @@ export class EventHandOver implements HandOver {
     return {
       entry,
       committed: () => {
-        this.stats.handedOver++;
-        this.stats.appended++;
+        this.counts.handedOver.inc();
+        this.appended++;
         atCommit.published();
         // Stopped between the commit and now: the local consumers read the entry from the log.
         const envelope = this.active ? prepared.envelope : undefined;
-        if (envelope) this.stats.delivered += expected.length;
+        if (envelope) this.delivered += expected.length;
         for (const handOver of expected) handOver(envelope);
       },
       failed: () => {
@@ -156,7 +183,7 @@ export class EventHandOver implements HandOver {
     for (const row of rows) {
       const lease = row.leaseOwner;
       if (lease === null) continue;
-      this.stats.handedOver++;
+      this.counts.handedOver.inc();
       const prepared = this.relay.prepare(row);
       // Before the publish: a consumer remembers the durable copy before the copy can exist.
       if (prepared.kind === "ready" && this.targets.length > 0) {
@@ -175,7 +202,7 @@ export class EventHandOver implements HandOver {
     const subject = this.relay.subjectOf(envelope);
     for (const { consumer, subjects } of this.targets) {
       if (!subjects.some((pattern) => subjectMatches(pattern, subject))) continue;
-      this.stats.delivered++;
+      this.delivered++;
       void consumer.handOver(envelope, copy);
     }
   }
@@ -197,12 +224,12 @@ export class EventHandOver implements HandOver {
       // An earlier row of this stream waits for the claim path: this one follows it there.
       await this.relay.journal.updateOutbox(row.id, lease, {}, this.relay.now());
       behind.add(row.id);
-      this.stats.released++;
+      this.counts.released.inc();
       return;
     }
     if (await this.relay.relayRow(row, lease, prepared)) return;
     this.behind.set(row.stream, new Set([row.id]));
-    this.stats.released++;
+    this.counts.released.inc();
   }
 
   /** The claim path settled a row (published or dead): its stream may be handed over again. */

@@ -9,6 +9,8 @@ import { perRegistry } from "../observability/per-registry.js";
 export interface MessagingMetrics {
   registry: Registry;
   handled: Counter<"consumer" | "outcome">;
+  /** Events handed over at commit by this process's relay and handled that way (outcome counted in `handled` too). */
+  consumerHandedOver: Counter<"consumer">;
   backwards: Counter<"consumer" | "fact">;
   deadLetters: Counter<"consumer">;
   /** Deliveries left for a newer worker (reason `version-too-new`), each time. */
@@ -20,6 +22,12 @@ export interface MessagingMetrics {
   parked: Gauge<"consumer">;
   published: Counter<"relay">;
   publishFailures: Counter<"relay">;
+  /** Event rows that are no valid envelope (a bug or a hand-edited row), marked dead. */
+  relayInvalid: Counter<"relay">;
+  /** Event rows taken at their commit by this process's relay (see `EventHandOver`). */
+  relayHandedOver: Counter<"relay">;
+  /** Rows taken at commit that went to the claim path: their publish failed, or an earlier row of their stream's did. */
+  relayHandOverReleased: Counter<"relay">;
   /** Commit to publish, per published event. */
   relayLag: Histogram<"relay">;
   /** The event's `occurredAt` to its handling, per applied event. */
@@ -35,8 +43,14 @@ export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
     registry,
     handled: new Counter({
       name: "oncely_consumer_messages_total",
-      help: "Integration events handled by consumers, by outcome (applied, duplicate, parked, dead, retry; copy: the durable copy of an event handed over at commit, settled from memory; hand-over-failed, hand-over-declined: a handed-over event left to its durable copy)",
+      help: "Integration events handled by consumers, by outcome (applied, duplicate, parked, ignored, dead, retry; released: a parked version applied once its predecessor came; copy: the durable copy of an event handed over at commit, settled from memory; hand-over-failed, hand-over-declined: a handed-over event left to its durable copy)",
       labelNames: ["consumer", "outcome"],
+      registers,
+    }),
+    consumerHandedOver: new Counter({
+      name: "oncely_consumer_handed_over_total",
+      help: "Integration events handed over at commit by this process's relay and handled that way, with no transport in between (their outcome is counted in oncely_consumer_messages_total too)",
+      labelNames: ["consumer"],
       registers,
     }),
     backwards: new Counter({
@@ -96,6 +110,24 @@ export const messagingMetrics = perRegistry((registry): MessagingMetrics => {
     publishFailures: new Counter({
       name: "oncely_relay_publish_failures_total",
       help: "Publish attempts that failed and will be retried",
+      labelNames: ["relay"],
+      registers,
+    }),
+    relayInvalid: new Counter({
+      name: "oncely_relay_invalid_total",
+      help: "Outbox event rows that are no valid envelope (a bug or a hand-edited row): marked dead, kept for an operator, logged at error",
+      labelNames: ["relay"],
+      registers,
+    }),
+    relayHandedOver: new Counter({
+      name: "oncely_relay_handed_over_total",
+      help: "Integration event rows a relay took at their commit, given to this process's consumers in memory and published with no claim",
+      labelNames: ["relay"],
+      registers,
+    }),
+    relayHandOverReleased: new Counter({
+      name: "oncely_relay_hand_over_released_total",
+      help: "Rows taken at commit that a relay left to the claim path: their publish failed, or an earlier row of their stream's had",
       labelNames: ["relay"],
       registers,
     }),

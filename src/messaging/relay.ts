@@ -10,7 +10,7 @@ import type { Ownership } from "../core/slices.js";
 import { ownedSlices, requireSameSliceCount } from "../journal/owned-slices.js";
 import type { JournalAdmin, NewOutboxRow, OutboxRow, OutboxStore } from "../journal/types.js";
 import { publishSpan } from "../observability/messaging-spans.js";
-import { tally } from "../observability/tally.js";
+import { SeriesTally, valuesOf } from "../observability/tally.js";
 import { type Envelope, envelopeFromOutbox } from "./envelope.js";
 import { EventHandOver, type LocalConsumer, type PreparedRow } from "./event-hand-over.js";
 import { type MessagingMetrics, messagingMetrics } from "./metrics.js";
@@ -106,7 +106,11 @@ export class Relay {
   private abort: AbortController | undefined;
   private wake: (() => void) | undefined;
   private signalled = false;
-  readonly stats = { published: 0, failures: 0, invalid: 0 };
+  /**
+   * This relay's counts, each moved with its series (`oncely_relay_published_total`,
+   * `oncely_relay_publish_failures_total`, `oncely_relay_invalid_total`), its owner bound once.
+   */
+  private readonly counts: { published: SeriesTally; failures: SeriesTally; invalid: SeriesTally };
   private claims = 0;
   readonly random: Random;
   private readonly ownership: Ownership | undefined;
@@ -128,6 +132,12 @@ export class Relay {
     this.faults = env.faults;
     this.logger = env.logger;
     this.metrics = options.metrics ?? messagingMetrics(env.registry);
+    const relay = { relay: this.owner };
+    this.counts = {
+      published: new SeriesTally(this.metrics.published.labels(relay)),
+      failures: new SeriesTally(this.metrics.publishFailures.labels(relay)),
+      invalid: new SeriesTally(this.metrics.relayInvalid.labels(relay)),
+    };
     this.leaseMs = options.leaseMs ?? RELAY_DEFAULTS.leaseMs;
     this.batchSize = options.batchSize ?? RELAY_DEFAULTS.batchSize;
     this.pollMs = options.pollMs ?? RELAY_DEFAULTS.pollMs;
@@ -204,16 +214,19 @@ export class Relay {
         prepare: (row) => this.prepare(row),
         relayRow: (row, lease, prepared) => publishSpan(row, () => this.relayRow(row, lease, prepared)),
         now: () => this.clock.now(),
+        metrics: this.metrics,
         atCommit: options.atCommit
-          ? {
-              entry: publishedEntry,
-              published: () => tally(this.stats, "published", this.metrics.published, { relay: this.owner }),
-            }
+          ? { entry: publishedEntry, published: () => this.counts.published.inc() }
           : undefined,
       },
       consumers,
     );
     this.handOver = { runtime, events };
+  }
+
+  /** This relay's counts since it was built, read from the tallies that move its series. */
+  get stats(): { published: number; failures: number; invalid: number } {
+    return valuesOf(this.counts);
   }
 
   /** Counters of the hand-over (zero when this relay takes no events at commit). */
@@ -269,7 +282,7 @@ export class Relay {
     if (prepared.kind === "invalid") {
       // Only a bug or a hand-edited row gets here. Marking it dead unblocks the stream behind it
       // and keeps it visible in the outbox (status dead, lastError) for an operator.
-      this.stats.invalid++;
+      this.counts.invalid.inc();
       this.logger.error({ id: row.id, err: prepared.error }, "outbox event row is not a valid envelope; marked dead");
       await this.journal.updateOutbox(
         row.id,
@@ -287,7 +300,7 @@ export class Relay {
       if (prepared.kind === "unsigned") throw prepared.error;
       await this.transport.publish(prepared.signed, this.subjectOf(prepared.envelope));
     } catch (error) {
-      tally(this.stats, "failures", this.metrics.publishFailures, { relay: this.owner });
+      this.counts.failures.inc();
       const attempts = row.attempts + 1;
       const delay = backoffMs(attempts, this.retryBaseMs, this.retryMaxMs);
       this.logger.warn({ id: row.id, attempts, delay, err: error }, "publish failed; will retry");
@@ -308,7 +321,7 @@ export class Relay {
       this.clock.now(),
     );
     if (!marked) this.logger.warn({ id: row.id }, "lease lost before marking published; it may be published again");
-    tally(this.stats, "published", this.metrics.published, { relay: this.owner });
+    this.counts.published.inc();
     this.metrics.relayLag.observe({ relay: this.owner }, Math.max(0, this.clock.now() - row.createdAt) / 1000);
     return true;
   }

@@ -52,6 +52,14 @@ export class SubjectSlices {
    * subjects' depth (a trailing `>` becomes as many `*` as it stands for), then the slice token.
    */
   filter(pattern: string, slice: number | "*"): string {
+    return `${this.unsliced(pattern)}.${slice === "*" ? "*" : `s${slice}`}`;
+  }
+
+  /**
+   * The pattern brought to the subjects' depth, without the slice token: what it matches is what a
+   * publisher that does not partition writes, and no partitioned durable reads.
+   */
+  unsliced(pattern: string): string {
     const tokens = pattern.split(".");
     const last = tokens.length - 1;
     if (tokens[last] === ">") {
@@ -60,7 +68,7 @@ export class SubjectSlices {
     } else if (tokens.length !== this.depth) {
       return this.refuse(pattern);
     }
-    return `${tokens.join(".")}.${slice === "*" ? "*" : `s${slice}`}`;
+    return tokens.join(".");
   }
 
   private refuse(pattern: string): never {

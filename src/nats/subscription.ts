@@ -8,6 +8,8 @@ import {
   type DeliveryOutcome,
   type Subscription,
 } from "../messaging/transport.js";
+import { SeriesTally } from "../observability/tally.js";
+import { type NatsMetrics, natsMetrics } from "./metrics.js";
 
 export interface PullLoopOptions {
   nc: NatsConnection;
@@ -26,6 +28,8 @@ export interface PullLoopOptions {
   ackWaitMs: number;
   /** The subject a subscriber sees, from the wire subject (a partitioned transport drops the slice token). */
   subjectOf?: (wire: string) => string;
+  /** Where the loop's restarts are counted; a private registry when absent. */
+  metrics?: NatsMetrics;
 }
 
 /**
@@ -45,11 +49,23 @@ export class PullLoop implements Subscription {
   private current: ConsumerMessages | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly done: Promise<void>;
-  readonly stats = { restarts: 0, delivered: 0 };
+  /** Restarts of the consume loop, each moved with `oncely_nats_consume_restarts_total`. */
+  private readonly restarts: SeriesTally;
+  /**
+   * Messages handed to the handler: a test aid with no series of its own, since the consumer
+   * counts what became of each (`oncely_consumer_messages_total`).
+   */
+  private delivered = 0;
 
   constructor(private readonly o: PullLoopOptions) {
+    this.restarts = new SeriesTally((o.metrics ?? natsMetrics()).consumeRestarts.labels({ consumer: o.durable }));
     this.watchStatus();
     this.done = this.run();
+  }
+
+  /** This loop's counts since it was built. */
+  get stats(): { restarts: number; delivered: number } {
+    return { restarts: this.restarts.value, delivered: this.delivered };
   }
 
   private watchStatus(): void {
@@ -89,14 +105,14 @@ export class PullLoop implements Subscription {
         if (!this.stopped) this.o.logger.warn({ durable: this.o.durable, err: error }, "consume failed; retrying");
       }
       if (this.stopped || this.o.nc.isClosed()) break;
-      this.stats.restarts++;
+      this.restarts.inc();
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     await Promise.allSettled([...this.inFlight]);
   }
 
   private async handle(m: JsMsg): Promise<void> {
-    this.stats.delivered++;
+    this.delivered++;
     const delivery: Delivery = {
       subject: this.o.subjectOf ? this.o.subjectOf(m.subject) : m.subject,
       body: m.string(),

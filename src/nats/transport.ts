@@ -11,6 +11,7 @@ import { brokerMessageId } from "../messaging/signing.js";
 import { type SliceReaderMetrics, sliceReaderMetrics } from "../messaging/slice-metrics.js";
 import type { DeliveryHandler, SubscribeOptions, Subscription, Transport } from "../messaging/transport.js";
 import { jetStreamClient } from "./driver.js";
+import { type NatsMetrics, natsMetrics } from "./metrics.js";
 import { type NatsPartitions, SubjectSlices } from "./partitions.js";
 import { ensureDurable, ensureStream } from "./setup.js";
 import { SlicePull } from "./slice-pull.js";
@@ -50,7 +51,10 @@ export interface NatsTransportOptions {
    * docs/backends/nats.md for switching an existing stream).
    */
   partitions?: NatsPartitions;
-  /** Where the slice readers' metrics go (events read per slice, slice moves); a private registry when absent. */
+  /**
+   * Where the slice readers' metrics (events read per slice, slice moves) and the consume loops'
+   * restarts go; a private registry when absent.
+   */
   registry?: Registry | undefined;
 }
 
@@ -67,6 +71,7 @@ export class NatsTransport implements Transport {
   private readonly logger: Logger;
   private readonly slices: SubjectSlices | undefined;
   private readonly metrics: SliceReaderMetrics;
+  private readonly natsMetrics: NatsMetrics;
 
   private constructor(
     private readonly o: NatsTransportOptions,
@@ -76,6 +81,7 @@ export class NatsTransport implements Transport {
     this.logger = resolveEnvironment({ logger: o.logger }).logger;
     this.slices = o.partitions && new SubjectSlices(o.partitions);
     this.metrics = sliceReaderMetrics(o.registry);
+    this.natsMetrics = natsMetrics(this.metrics.registry);
   }
 
   /** Connects the JetStream API and creates or updates the stream. */
@@ -107,6 +113,41 @@ export class NatsTransport implements Transport {
     });
   }
 
+  /**
+   * A partitioned subscription reads only subjects that end in a slice token. Messages on the same
+   * subjects without one (a publisher that does not partition, or messages from before the stream
+   * was switched) would wait in the stream unread: counted per subject filter when a consumer
+   * subscribes, warned about and kept in `oncely_nats_unpartitioned_messages`, never silently left.
+   * A failure of the check is itself a warning; it does not stop the subscription.
+   */
+  private async checkUnpartitioned(
+    consumer: string,
+    patterns: readonly string[],
+    slices: SubjectSlices,
+  ): Promise<void> {
+    let count = 0;
+    const subjects: string[] = [];
+    try {
+      for (const pattern of patterns) {
+        const info = await this.jsm.streams.info(this.o.stream, { subjects_filter: slices.unsliced(pattern) });
+        for (const [subject, n] of Object.entries(info.state.subjects ?? {})) {
+          count += n;
+          subjects.push(subject);
+        }
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, consumer }, "could not count the stream's messages without a slice token");
+      return;
+    }
+    this.natsMetrics.unpartitioned.set({ consumer }, count);
+    if (count > 0) {
+      this.logger.warn(
+        { consumer, stream: this.o.stream, messages: count, subjects: subjects.slice(0, 10) },
+        "messages on subjects without a slice token are read by no partitioned consumer: publish them again through a partitioned transport, or switch the stream (docs/backends/nats.md)",
+      );
+    }
+  }
+
   /** Publish any body (tests: malformed messages). */
   async publishRaw(subject: string, body: string, messageId?: string): Promise<void> {
     await this.js.publish(subject, body, messageId === undefined ? {} : { msgID: messageId });
@@ -126,6 +167,7 @@ export class NatsTransport implements Transport {
         ackWaitMs,
         maxAckPending: this.o.maxAckPending ?? 1000,
       });
+    if (slices) await this.checkUnpartitioned(consumerName, options.subjects, slices);
     if (slices && splitsBySlice(options.ownership)) {
       const ownership = options.ownership;
       if (ownership.sliceCount !== slices.sliceCount) {
@@ -190,6 +232,7 @@ export class NatsTransport implements Transport {
       retryBaseMs: this.o.retryBaseMs ?? MESSAGING_DEFAULTS.retryBaseMs,
       retryMaxMs: this.o.retryMaxMs ?? MESSAGING_DEFAULTS.retryMaxMs,
       ackWaitMs,
+      metrics: this.natsMetrics,
       ...(slices ? { subjectOf: (wire: string) => slices.logicalSubject(wire) } : {}),
     });
     this.loops.add(loop);

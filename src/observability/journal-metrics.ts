@@ -1,6 +1,8 @@
 import { Gauge, type Registry } from "prom-client";
+import { VersionConflictError } from "../base/errors.js";
 import type { Clock } from "../core/clock.js";
 import { resolveEnvironment } from "../core/environment.js";
+import type { Logger } from "../core/logger.js";
 import type { JournalAdmin, JournalSummary } from "../journal/types.js";
 import { runtimeMetrics } from "./runtime-metrics.js";
 
@@ -12,6 +14,8 @@ export interface ObserveJournalOptions {
   registry: Registry;
   /** For the ages (default the system clock). */
   clock?: Clock;
+  /** Where a deadlock between batches is warned about (default: warnings on stderr). */
+  logger?: Logger;
 }
 
 /** A journal that reports its group-commit batches (the SQLite and PostgreSQL journals do). */
@@ -22,6 +26,23 @@ interface GroupCommitting {
 const groupCommitting = (journal: ObservedJournal): journal is ObservedJournal & GroupCommitting =>
   typeof (journal as Partial<GroupCommitting>).onGroupCommit === "function";
 
+/** A journal whose store may answer a commit `retry` (PostgreSQL). */
+interface RetryReporting {
+  onCommitRetry(listener: (reason: unknown) => void): () => void;
+}
+
+const retryReporting = (journal: ObservedJournal): journal is ObservedJournal & RetryReporting =>
+  typeof (journal as Partial<RetryReporting>).onCommitRetry === "function";
+
+/** Why the store answered `retry`, as a metric label: PostgreSQL's SQLSTATE for the two it retries. */
+export function retryReason(reason: unknown): "deadlock" | "serialization" | "append-race" | "other" {
+  const code = (reason as { code?: unknown } | null)?.code;
+  if (code === "40P01") return "deadlock";
+  if (code === "40001") return "serialization";
+  if (reason instanceof VersionConflictError) return "append-race";
+  return "other";
+}
+
 /**
  * Gauges read from the journal at each scrape (prom-client `collect`): one `journal.summarize()`
  * per scrape, shared by every gauge below, so nothing is counted on the hot path. Also feeds the
@@ -30,7 +51,7 @@ const groupCommitting = (journal: ObservedJournal): journal is ObservedJournal &
  */
 export function observeJournal(options: ObserveJournalOptions): () => void {
   const { journal, registry } = options;
-  const { clock } = resolveEnvironment({ clock: options.clock, registry });
+  const { clock, logger } = resolveEnvironment({ clock: options.clock, registry, logger: options.logger });
   let pending: Promise<JournalSummary> | undefined;
   // Every gauge's collect starts in the same turn of one scrape: they share one read.
   const summary = () => {
@@ -133,10 +154,28 @@ export function observeJournal(options: ObserveJournalOptions): () => void {
     },
   );
 
-  if (!groupCommitting(journal)) return () => {};
   const metrics = runtimeMetrics(registry);
-  return journal.onGroupCommit((size, seconds) => {
+  // A deadlock between two batches costs the server's deadlock timeout (a second by default) each
+  // time, and its commits are queued again without an error reaching anyone: warned and counted.
+  const stopRetries = retryReporting(journal)
+    ? journal.onCommitRetry((reason) => {
+        const why = retryReason(reason);
+        metrics.commitRetries.inc({ backend: journal.backend, reason: why });
+        if (why === "deadlock" || why === "other") {
+          logger.warn(
+            { err: reason, backend: journal.backend },
+            "a commit was queued again after the store answered retry",
+          );
+        }
+      })
+    : () => {};
+  if (!groupCommitting(journal)) return stopRetries;
+  const stopBatches = journal.onGroupCommit((size, seconds) => {
     metrics.groupCommitBatch.observe({ backend: journal.backend }, size);
     metrics.groupCommitSeconds.observe({ backend: journal.backend }, seconds);
   });
+  return () => {
+    stopRetries();
+    stopBatches();
+  };
 }

@@ -37,8 +37,8 @@ export function outboxStepSpan<T>(row: OutboxRow, work: () => Promise<T>): Promi
 
 /**
  * A handler's `run` or `lookup` call: a client span carrying the effect key, its time in the
- * `oncely_effect_handler_duration_seconds` histogram (on the injected clock, as timeouts are), and
- * a run counted in `oncely_effect_attempts_total`.
+ * `oncely_effect_handler_duration_seconds` histogram (on the injected clock, as timeouts are). A
+ * run is counted in `oncely_effect_attempts_total` by its caller, with the dispatcher's `runs`.
  */
 export async function handlerCall<T>(
   ctx: { metrics: EffectMetrics; clock: Clock },
@@ -47,7 +47,6 @@ export async function handlerCall<T>(
   attempt: number,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (call === "run") ctx.metrics.attempts.inc({ kind: row.kind });
   const started = ctx.clock.now();
   try {
     return await inSpan(

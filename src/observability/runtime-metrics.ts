@@ -15,6 +15,7 @@ export interface RuntimeMetrics {
   passivations: Counter;
   groupCommitBatch: Histogram<"backend">;
   groupCommitSeconds: Histogram<"backend">;
+  commitRetries: Counter<"backend" | "reason">;
 }
 
 export const runtimeMetrics = perRegistry((registry): RuntimeMetrics => {
@@ -71,6 +72,12 @@ export const runtimeMetrics = perRegistry((registry): RuntimeMetrics => {
       buckets: COMMIT_BUCKETS,
       registers,
     }),
+    commitRetries: new Counter({
+      name: "oncely_journal_commit_retries_total",
+      help: "Commits the store answered retry (deadlock, serialization, append race) and group commit queued again",
+      labelNames: ["backend", "reason"],
+      registers,
+    }),
   };
 });
 
@@ -80,6 +87,7 @@ export interface ActorMetrics {
   commitSeconds: Histogram.Internal<"actor">;
   conflicts: Counter.Internal;
   duplicates: Counter.Internal;
+  recoveries: Counter.Internal;
 }
 
 const bound = new WeakMap<RuntimeMetrics, Map<string, ActorMetrics>>();
@@ -98,6 +106,7 @@ export function actorMetrics(metrics: RuntimeMetrics, actor: string): ActorMetri
       commitSeconds: metrics.commitSeconds.labels(labels),
       conflicts: metrics.conflicts.labels(labels),
       duplicates: metrics.duplicates.labels(labels),
+      recoveries: metrics.recoveries.labels(labels),
     };
     byActor.set(actor, series);
   }

@@ -190,7 +190,7 @@ export function commitJson(c: EncodedCommit, packed = false): string {
         field("doc", d.doc ?? "null"),
       ),
     ),
-    // Only oncely_commit reads it (schema 0006): a commit that has entries goes there (`sharingKeys`).
+    // Only oncely_commit reads it (schema 0008): a commit that has entries goes there (`sharingKeys`).
     rare("published", c.published, (p) =>
       obj(
         field("message_id", str(p.messageId)),
@@ -285,7 +285,7 @@ export async function commitBatch(
  * The positions (1-based) of the writes that share a key with an earlier write of the batch: the
  * keyed function leaves them to its per-commit path, after the others, in batch order. The keys are
  * those group commit already orders writes by (`writeKeys`). A commit that appends to the published
- * log goes there too: only the per-commit path appends (schema 0006_published_at_commit).
+ * log goes there too: only the per-commit path appends (schema 0008_published_at_commit).
  */
 function sharingKeys(writes: JournalWrite[]): number[] {
   const seen = new Set<string>();

@@ -21,10 +21,11 @@ import type { Tables } from "./tables.js";
 
 /**
  * The console's pages, as SQL written for the filters given (a `$1 IS NULL OR ...` condition
- * would make one generic plan that serves no filter's index). Each page reads at most limit + 1
- * rows in the order of one index of migration `console_indexes` (its last columns are the sort
- * key, `created_at, seq` or `last_failed_at, id`) and goes on from the cursor with a row
- * comparison, which PostgreSQL turns into a range of that index. Dead letters' ids sort in the
+ * would make one generic plan that serves no filter's index). Each page reads rows in the order of
+ * an index whose last columns are the sort key (`created_at, seq` or `last_failed_at, id`;
+ * migrations 0003 and 0007), at most limit + 1 from each index it walks unless a filter is checked
+ * while walking, and goes on from the cursor with a row comparison, which PostgreSQL turns into a
+ * range of that index. Dead letters' ids sort in the
  * "C" collation, the same bytes order on every database whatever its locale.
  */
 
@@ -61,19 +62,36 @@ class Where {
   }
 }
 
-export async function pageOutbox(q: Queryable, t: Tables, query: OutboxPageQuery): Promise<Page<OutboxRow>> {
+/** Unfinished rows (outbox_page_open) and finished ones (outbox_page_finished), in those indexes' own words. */
+const OPEN = "status NOT IN ('done', 'dead')";
+const FINISHED = "status IN ('done', 'dead')";
+const NEWEST_FIRST = "ORDER BY created_at DESC, seq DESC";
+
+/**
+ * The statement of one page (exported for the plan test), or undefined when no status can match.
+ * Creation order is indexed in two halves (migration 0007): open rows and finished rows. A page
+ * whose statuses lie in one half walks that half's index; one owner's rows walk their own index
+ * (outbox_page_stream); any other page takes up to limit + 1 rows from each half, each read in
+ * page order, and keeps the newest limit + 1 of the two.
+ */
+export function outboxPageStatement(
+  t: Tables,
+  query: OutboxPageQuery,
+): { text: string; values: unknown[] } | undefined {
   checkPageQuery(query);
   const w = new Where();
   w.add((c) => `category = ${c}`, query.category);
   const statuses = query.effectStatus === undefined ? query.status : EFFECT_ROW_STATUSES[query.effectStatus];
+  let half: string | undefined;
   if (statuses !== undefined) {
     const allowed = query.status === undefined ? statuses : statuses.filter((s) => query.status?.includes(s));
-    if (allowed.length === 0) return { items: [], next: null };
+    if (allowed.length === 0) return undefined;
     const open = allowed.every((s) => s !== "done" && s !== "dead");
+    const finished = allowed.every((s) => s === "done" || s === "dead");
     // Pending and Unknown say their statuses in their CASE (see EFFECT_CONDITION).
     if (!(open && query.status === undefined)) w.literal(`status IN (${allowed.map((s) => `'${s}'`).join(", ")})`);
     // Said in the partial index's own words, so the planner need not prove it.
-    if (open) w.literal("status NOT IN ('done', 'dead')");
+    half = open ? OPEN : finished ? FINISHED : undefined;
   }
   if (query.effectStatus !== undefined) w.literal(EFFECT_CONDITION[query.effectStatus]);
   if (query.kind !== undefined) w.add((k) => `kind = ${k}`, query.kind);
@@ -87,10 +105,20 @@ export async function pageOutbox(q: Queryable, t: Tables, query: OutboxPageQuery
     w.add((a, s) => `(created_at, seq) < (${a}, ${s})`, after.at, after.seq);
   }
   const limit = w.next(query.limit + 1);
-  const result = await q.query(
-    `SELECT ${OUTBOX_COLUMNS} FROM ${t.outbox} ${w.text} ORDER BY created_at DESC, seq DESC LIMIT ${limit}`,
-    w.values,
-  );
+  const select = (where: string) => `SELECT ${OUTBOX_COLUMNS} FROM ${t.outbox} ${where} ${NEWEST_FIRST} LIMIT ${limit}`;
+  const and = (extra: string) => `WHERE ${[...w.conditions, extra].join(" AND ")}`;
+  if (half !== undefined) return { text: select(and(half)), values: w.values };
+  if (query.stream !== undefined) return { text: select(w.text), values: w.values };
+  return {
+    text: `SELECT * FROM ((${select(and(OPEN))}) UNION ALL (${select(and(FINISHED))})) AS page ${NEWEST_FIRST} LIMIT ${limit}`,
+    values: w.values,
+  };
+}
+
+export async function pageOutbox(q: Queryable, t: Tables, query: OutboxPageQuery): Promise<Page<OutboxRow>> {
+  const statement = outboxPageStatement(t, query);
+  if (statement === undefined) return { items: [], next: null };
+  const result = await q.query(statement.text, statement.values);
   return pageOf(result.rows.map(outboxRow), query.limit, outboxCursor);
 }
 

@@ -226,6 +226,11 @@ export class PostgresJournal implements Journal {
     return this.group.stats;
   }
 
+  /** Called for each commit queued again after the server answered `retry` (a deadlock, a serialization failure, an append race). */
+  onCommitRetry(listener: (reason: unknown) => void): () => void {
+    return this.group.onRetry(listener);
+  }
+
   /** Called after each group-commit batch with its size and write time (see `observeJournal`). */
   onGroupCommit(listener: (size: number, seconds: number) => void): () => void {
     return this.group.onBatch(listener);

@@ -1,7 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { InvalidInputError } from "../../src/base/errors.js";
 import type { Typed } from "../../src/core/decider.js";
 import type { SendOptions } from "../../src/core/runtime.js";
+import { checkSendInput } from "../../src/core/send-input.js";
 import { createHost } from "../../src/host/host.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { counter } from "./fixtures/counter.js";
@@ -77,4 +80,63 @@ it("host.state and host.waitFor name an address that is not a string", async () 
   await expect(async () => host.waitFor(null as unknown as string, () => true)).rejects.toThrow(
     'actor address must be a string "type/id", got null',
   );
+});
+
+describe("checkSendInput", () => {
+  // Restated from the specification of a send (src/core/send-input.ts): what it must refuse.
+  const schema = z.object({
+    address: z.string(),
+    command: z.looseObject({ type: z.string().min(1) }),
+    options: z
+      .strictObject({
+        messageId: z.string().min(1).optional(),
+        causationId: z.string().optional(),
+        correlationId: z.string().optional(),
+        expectNew: z.boolean().optional(),
+        deliveringRow: z.string().min(1).optional(),
+      })
+      .optional(),
+  });
+  const value = fc.oneof(
+    fc.string({ maxLength: 2 }),
+    fc.boolean(),
+    fc.integer(),
+    fc.constant(undefined),
+    fc.constant(null),
+  );
+  const key = fc.constantFrom(
+    "messageId",
+    "causationId",
+    "correlationId",
+    "expectNew",
+    "deliveringRow",
+    "messageID",
+    "type",
+  );
+  const options = fc.oneof(
+    fc.dictionary(key, value, { maxKeys: 4 }),
+    fc.dictionary(key, value, { maxKeys: 2 }).map((o) => Object.assign(Object.create({ inherited: 1 }), o) as unknown),
+    value,
+  );
+  const command = fc.oneof(
+    fc.record({ type: value, amount: fc.integer() }, { requiredKeys: [] }),
+    fc.record({ type: value }).map((c) => Object.assign(Object.create({ x: 1 }), c) as unknown),
+    fc.constantFrom([], ["Add"], "Add", null),
+  );
+
+  it("refuses exactly what the schema refuses", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 3 }), value), command, options, (a, c, o) => {
+        let refused = false;
+        try {
+          checkSendInput(a, c, o);
+        } catch (error) {
+          expect(error).toBeInstanceOf(InvalidInputError);
+          refused = true;
+        }
+        expect(refused).toBe(!schema.safeParse({ address: a, command: c, options: o }).success);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
 });

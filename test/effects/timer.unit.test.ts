@@ -107,7 +107,7 @@ describe("durable timers (deadline)", () => {
         return parcel.decide(command, state, context);
       },
     });
-    const { journal, clock, runtime, dispatcher } = setup(refusing);
+    const { journal, clock, runtime, dispatcher, counter } = setup(refusing);
     await runtime.send("parcel/p5", { type: "Start" });
     clock.advance(SHIP_WITHIN_MS);
     await dispatcher.runOnce();
@@ -115,6 +115,9 @@ describe("durable timers (deadline)", () => {
       status: "dead",
       lastError: expect.stringContaining("no timers here"),
     });
+    // Counted once, where an operator sees it and in the dispatcher's stats.
+    expect(await counter("oncely_timer_dead_total")).toBe(1);
+    expect(dispatcher.stats.dead).toBe(1);
   });
 
   it("refuses a deadline without a name, a key or a time, naming what is wrong", () => {

@@ -105,6 +105,23 @@ describe("group committer", () => {
     expect(stubborn.stats.batches).toBe(3);
   });
 
+  it("tells its retry listeners each time a commit is queued again, with the store's reason, and not when it gives up", async () => {
+    const deadlock = Object.assign(new Error("deadlock detected"), { code: "40P01" });
+    const stubborn = new GroupCommitter<string, string>(async (items) => items.map(() => ({ retry: deadlock })), {
+      maxRetries: 2,
+    });
+    const heard: unknown[] = [];
+    const off = stubborn.onRetry((reason) => heard.push(reason));
+    stubborn.onRetry(() => {
+      throw new Error("a listener's own failure");
+    });
+    await expect(stubborn.submit("x")).rejects.toThrow("deadlock detected");
+    expect(heard).toEqual([deadlock, deadlock]);
+    off();
+    await expect(stubborn.submit("y")).rejects.toThrow("deadlock detected");
+    expect(heard).toHaveLength(2);
+  });
+
   it("with several batches in flight, holds back a commit sharing a key with one in flight, and keeps submit order per key", async () => {
     const { committer, batches, gates } = gatedStore<string>({
       maxInFlight: 2,

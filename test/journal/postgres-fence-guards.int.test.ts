@@ -110,6 +110,41 @@ describe.skipIf(!service.available)(
       ]);
     });
 
+    it("two batches in flight guarding one fence share its lock, on the set path and the per-commit path alike", async () => {
+      // A lease renewal: the fence as a guard beside a document, which only the per-commit path writes.
+      const renewal = (n: number): Commit => ({
+        checkpoints: [fenceCheckpoint(SLICE, TOKEN + 1)],
+        documents: [{ collection: "renewals", id: String(SLICE), doc: { n } }],
+        now: 20,
+      });
+      // The other batch would wait for a lock held by the first one: make that wait an error, not a stall.
+      await b.query("SET lock_timeout = '2s'");
+      try {
+        await a.query("BEGIN");
+        expect(await call(a, [renewal(1)])).toEqual([expect.objectContaining({ version: 0 })]);
+        // While the renewal's transaction is open, a batch of guarded commits takes the same fence FOR SHARE.
+        expect(await call(b, [guarded("order/s1", TOKEN + 1, 1), guarded("order/s2", TOKEN + 1, 1)])).toEqual([
+          { base: 0 },
+          { base: 0 },
+        ]);
+        await a.query("COMMIT");
+
+        // The other way round: a guarded batch holds the fence FOR SHARE, a renewal guards it per commit.
+        await a.query("BEGIN");
+        expect(await call(a, [guarded("order/s3", TOKEN + 1, 1), guarded("order/s4", TOKEN + 1, 1)])).toEqual([
+          { base: 0 },
+          { base: 0 },
+        ]);
+        expect(await call(b, [renewal(2)])).toEqual([expect.objectContaining({ version: 0 })]);
+        await a.query("COMMIT");
+        expect((await journal.getDocument("renewals", String(SLICE)))?.doc).toEqual({ n: 2 });
+        expect(await journal.getCheckpoint("oncely/slice-fence", String(SLICE))).toBe(TOKEN + 1);
+      } finally {
+        await a.query("ROLLBACK").catch(() => {});
+        await b.query("RESET lock_timeout");
+      }
+    });
+
     async function waitingUpdates(): Promise<number> {
       const probe = new pg.Client({ connectionString: PG_URL });
       await probe.connect();

@@ -1,4 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/logger.js";
 import { sliceOf } from "../../src/core/slices.js";
@@ -136,6 +137,40 @@ describe.skipIf(!nats.available)(`integration events partitioned by slice on NAT
     await waitFor(() => r.seen.length >= ORDERS.length, "every event handled");
     expect(new Set(r.seen.map((x) => x.order)).size).toBe(ORDERS.length);
     expect((await t.manager.consumers.info(stream, "whole")).config.filter_subject).toBe(`${prefix}.whole.*.*`);
+    await s.stop();
+  });
+
+  it("counts and warns about messages published without a slice token, which no partitioned durable reads", async () => {
+    const connection = await connectNats(NATS_URL);
+    connections.push(connection);
+    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    const registry = new Registry();
+    const t = await NatsTransport.create({
+      connection,
+      stream,
+      subjects: [`${prefix}.>`],
+      storage: "memory",
+      partitions: { sliceCount: SLICES, subjectPrefix: prefix },
+      registry,
+      logger: { ...silentLogger, warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }) },
+    });
+    transports.push(t);
+    // An old release's relay: the logical subject, no slice token.
+    const stray = { ...orderEvent("stray", 1), source: "strays" };
+    await t.publishRaw(subjectFor(prefix, stray), JSON.stringify(stray), "stray-1");
+    await t.publish(
+      { ...orderEvent("kept", 1), source: "strays" },
+      subjectFor(prefix, { source: "strays", type: "OrderPlaced" }),
+    );
+    const r = recorder();
+    const s = await t.subscribe("strays", { subjects: [`${prefix}.strays.*`] }, r.handler);
+    await waitFor(async () => r.seen.length === 1, "the partitioned event");
+    expect(r.seen[0]?.order).toBe("kept");
+    const warned = warnings.find((w) => w.msg.includes("without a slice token"));
+    expect(warned?.obj).toMatchObject({ consumer: "strays", messages: 1, subjects: [`${prefix}.strays.OrderPlaced`] });
+    expect(await registry.getSingleMetricAsString("oncely_nats_unpartitioned_messages")).toContain(
+      'oncely_nats_unpartitioned_messages{consumer="strays"} 1',
+    );
     await s.stop();
   });
 });

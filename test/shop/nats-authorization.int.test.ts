@@ -27,6 +27,7 @@ import {
 } from "../../examples/shop/integration/nats-users.js";
 import type { OrderState } from "../../examples/shop/ordering/state.js";
 import { sequentialIds } from "../../src/core/clock.js";
+import { DEFAULT_SLICE_COUNT, sliceOf } from "../../src/core/slices.js";
 import { createHost } from "../../src/host/host.js";
 import { memoryJournal } from "../../src/journal/memory.js";
 import { type Envelope, encodeEnvelope } from "../../src/messaging/envelope.js";
@@ -148,7 +149,9 @@ describe.skipIf(!binary)("the shop's NATS users (private nats-server with author
       // The same PaymentProcessed, signed with a valid key of another context (shipping's).
       const byShipping = signerFor({ payment: keys.shipping }).sign(forgeries[1] as Envelope);
       for (const forged of [...forgeries, byShipping]) {
-        await js.publish(subjectFor(SHOP_SUBJECT_PREFIX, forged), encodeEnvelope(forged), { timeout: 2000 });
+        // The shop's stream is partitioned by slice: a forger writes the subjects its consumers read.
+        const wire = `${subjectFor(SHOP_SUBJECT_PREFIX, forged)}.s${sliceOf(forged.aggregateId, DEFAULT_SLICE_COUNT)}`;
+        await js.publish(wire, encodeEnvelope(forged), { timeout: 2000 });
       }
 
       // ordering, fulfillment, views and timeline see all five; payment only `shop.ordering.>`.

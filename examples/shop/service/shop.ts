@@ -272,13 +272,15 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     // One registry for everything this shop runs, served at GET /metrics (never prom-client's global one).
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
-    const stopJournalMetrics = observeJournal({ journal, registry, clock });
+    const stopJournalMetrics = observeJournal({ journal, registry, clock, logger });
     closers.push(async () => stopJournalMetrics());
     const transport = await createShopTransport({
       kind: options.transport ?? "in-process",
       journal,
       natsUrl: options.natsUrl,
       natsPasswords: options.natsPasswords,
+      sliceCount: journal.sliceCount,
+      registry,
       faults: options.integrationFaults,
       clock,
       logger,

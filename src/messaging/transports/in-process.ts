@@ -81,6 +81,12 @@ export class InProcessTransport implements Transport {
   private buffer: Stored[] = [];
   private timers = 0;
   private closed = false;
+  /**
+   * Test and demo aids, with no series: this transport has no registry, and what an operator
+   * watches is counted where it happens: what the relay publishes (`oncely_relay_published_total`)
+   * and what consumers make of each delivery, duplicates included (`oncely_consumer_messages_total`).
+   * `duplicatesInjected` counts the `duplicateRate` knob's extra copies.
+   */
   readonly stats = { published: 0, deduplicated: 0, deliveries: 0, duplicatesInjected: 0 };
 
   constructor(options: InProcessTransportOptions = {}) {

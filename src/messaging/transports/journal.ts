@@ -79,6 +79,7 @@ export class JournalTransport implements Transport {
   private readonly metrics: SliceReaderMetrics;
   private readonly readers = new Map<string, LogReader>();
   private closed = false;
+  /** A test aid, with no series: the relay counts what it publishes (`oncely_relay_published_total`). */
   readonly stats = { published: 0 };
 
   constructor(options: JournalTransportOptions) {

@@ -1,12 +1,11 @@
--- Migration 0006: as in 0002_outbox_slices, and a commit's `published` entries are appended to the
--- published log in the commit's own subtransaction (0006_published_at_commit): an integration event
--- published by the commit that decided it, with no outbox row, claim or mark (the journal
--- transport's hand-over at commit, docs/design/event-hand-over.md). The client sends every commit
--- that has such entries to this per-commit path (commit-batch.ts names it in `later`), so the set
--- path (oncely_commit_set_packed) never meets one. Entries are appended as oncely_publish appends
--- them: under the published log's advisory lock (see there why: positions become visible in position
--- order), a message id already in the log stored once. One NOTIFY on the published channel for the
--- call, when some commit appended an entry.
+-- Migration 0006: as in 0002_outbox_slices, and a guard (a checkpoint with `expected` = `version`, not 0:
+-- a slice's fence) is checked under a FOR SHARE lock instead of being written. Before, the per-commit
+-- path wrote a guard's row again with its own version, which takes the row's update lock: two batches
+-- in flight, each holding some fences FOR SHARE from the set path (0004) and writing others here,
+-- waited for each other until PostgreSQL's deadlock detector aborted one (a second, every time a
+-- worker renewed its leases, whose commit carries every fence it holds). A guard writes nothing, so
+-- it needs only what the set path takes: a share lock, which waits for a worker moving the fence (an
+-- update) and is then read again, and never for another guard.
 --
 -- oncely_commit(commits text[], channel text) -> text[]: the per-commit path of group commit. The
 -- client calls it for a lone commit (commit-batch.ts); oncely_commit_packed calls it for the commits its
@@ -63,7 +62,6 @@ DECLARE
   v_status text;
   v_held text;
   v_reused jsonb;
-  v_published boolean := false;
 BEGIN
   FOREACH v_raw IN ARRAY p_commits LOOP
     v_stream := NULL;
@@ -150,6 +148,14 @@ BEGIN
             ON CONFLICT (consumer, source) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at
             WHERE cp.version = 0;
             GET DIAGNOSTICS v_moved = ROW_COUNT;
+          ELSIF (v_cp->>'expected')::integer = (v_cp->>'version')::integer THEN
+            -- A guard: held when the row is at `expected`. FOR SHARE waits for a worker moving it (its
+            -- update) and reads the row as that worker left it; other guards share the lock.
+            PERFORM 1 FROM ${schema}.checkpoints k
+            WHERE k.consumer = v_cp->>'consumer' AND k.source = v_cp->>'source'
+              AND k.version = (v_cp->>'expected')::integer
+            FOR SHARE;
+            GET DIAGNOSTICS v_moved = ROW_COUNT;
           ELSE
             UPDATE ${schema}.checkpoints SET version = (v_cp->>'version')::integer, updated_at = v_now
             WHERE consumer = v_cp->>'consumer' AND source = v_cp->>'source'
@@ -233,20 +239,6 @@ BEGIN
             ON CONFLICT (collection, id) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at;
           END IF;
         END LOOP;
-        -- Last, so the advisory lock is taken after every check that may refuse the commit; held to the
-        -- call's COMMIT (taken in a subtransaction that is rolled back, it goes with it).
-        IF coalesce(jsonb_array_length(c->'published'), 0) > 0 THEN
-          PERFORM pg_advisory_xact_lock(hashtextextended(${published_lock}, 0));
-          -- ORDER BY ord: positions are drawn in that order, so entries of one commit keep the caller's order.
-          WITH ins AS (
-            INSERT INTO ${schema}.published (message_id, subject, body, published_at, slice)
-            SELECT x.v->>'message_id', x.v->>'subject', x.v->>'body', v_now, (x.v->>'slice')::integer
-            FROM jsonb_array_elements(c->'published') WITH ORDINALITY AS x(v, ord)
-            ORDER BY x.ord
-            ON CONFLICT (message_id) DO NOTHING
-            RETURNING 1)
-          SELECT v_published OR count(*) > 0 INTO v_published FROM ins;
-        END IF;
         v_notify := v_notify OR v_unleased > 0;
         v_results := v_results || jsonb_build_object('version', v_current + v_events, 'inserted', v_inserted)::text;
       END IF;
@@ -277,9 +269,6 @@ BEGIN
   END LOOP;
   IF v_notify THEN
     PERFORM pg_notify(p_channel, '');
-  END IF;
-  IF v_published THEN
-    PERFORM pg_notify(${published_channel}, '');
   END IF;
   RETURN v_results;
 END
