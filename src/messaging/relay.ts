@@ -216,7 +216,14 @@ export class Relay {
         now: () => this.clock.now(),
         metrics: this.metrics,
         atCommit: options.atCommit
-          ? { entry: publishedEntry, published: () => this.counts.published.inc() }
+          ? {
+              entry: publishedEntry,
+              // Published by its commit: no lag between the commit and the publish.
+              published: () => {
+                this.counts.published.inc();
+                this.metrics.relayLag.observe({ relay: this.owner }, 0);
+              },
+            }
           : undefined,
       },
       consumers,

@@ -166,7 +166,8 @@ describe("stats read from the tallies agree with the metrics", () => {
         handedOver: [["oncely_relay_handed_over_total", { relay: relay.owner }]],
         released: [["oncely_relay_hand_over_released_total", { relay: relay.owner }]],
       },
-      ["delivered"], // a test aid: each consumer counts what became of a handed-over event
+      // Test aids: each consumer counts what became of a handed-over event; `appended` is a part of `handedOver`.
+      ["delivered", "appended"],
     );
     await expectAgreement(registry, consumer.stats, consumerSources(consumer.name));
     await host.stop();
