@@ -28,6 +28,8 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   const attempt = row.attempts + 1;
   if (!(await writeRow(ctx, row, { attempts: attempt, releaseLease: false }))) return;
   let ack: Ack;
+  // Whether the receiver's inbox answered the message as one it had handled: a forwarder reports it.
+  let duplicate = false;
   try {
     const messageId = payload.forward?.messageId ?? row.id;
     const delivered = await ctx.runtime.send(
@@ -36,6 +38,7 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
       correlated(row, { messageId, deliveringRow: row.id }),
     );
     ack = { outcome: "delivered", reply: delivered.reply ?? null };
+    duplicate = delivered.duplicate === true;
   } catch (error) {
     rethrowCrash(error);
     if (error instanceof CommandRejectedError || error instanceof InvalidInputError) {
@@ -67,7 +70,7 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   }
   const fault = ack.outcome === "delivered" ? ctx.faults.hit("delivery.inboxRecorded") : undefined;
   if (fault) await fault;
-  if (payload.forward) return finishForward(ctx, { ...row, attempts: attempt }, ack);
+  if (payload.forward) return finishForward(ctx, { ...row, attempts: attempt }, ack, duplicate);
   await recordAck(ctx, { ...row, attempts: attempt }, ack);
 }
 
@@ -75,8 +78,13 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
  * A forwarded command (`CommandRouter`) has no sending actor to acknowledge: its row is finished
  * with the receiver's reply (or refusal), which the forwarder reads.
  */
-async function finishForward(ctx: StepContext, row: OutboxRow, ack: Ack): Promise<void> {
-  const result = ack.outcome === "delivered" ? { reply: ack.reply } : { error: ack.error };
+async function finishForward(ctx: StepContext, row: OutboxRow, ack: Ack, duplicate = false): Promise<void> {
+  // `duplicate`: the owner's inbox had handled this message id before (a retry of a request that
+  // reached another worker first), which the forwarder answers as a repeat, as a local send would.
+  const result =
+    ack.outcome === "delivered"
+      ? { reply: ack.reply, ...(duplicate ? { duplicate: true } : {}) }
+      : { error: ack.error };
   if (!(await writeRow(ctx, row, { status: "done", outcome: ack.outcome, result }))) return;
   (ack.outcome === "delivered" ? ctx.counts.delivered : ctx.counts.rejected).onLabels(ctx.metrics.messages, {
     actor: row.kind,

@@ -177,7 +177,8 @@ export class CommandRouter implements CommandSink {
     }
     return {
       reply: (row.result as { reply?: unknown } | null)?.reply ?? null,
-      duplicate: !inserted,
+      // A repeat either way: the forward row was there already, or the owner's inbox had the message id.
+      duplicate: !inserted || (row.result as { duplicate?: unknown } | null)?.duplicate === true,
       forwarded: true,
       version: undefined,
       events: [],

@@ -87,6 +87,24 @@ function scenarios(open: () => Promise<[Journal, Journal]>) {
     expect(await jb.readStream(`parcel/${id}`)).toHaveLength(1);
   });
 
+  it("a request the owner handled first and another worker forwards later is answered as a repeat", async () => {
+    journals = await open();
+    const [ja, jb] = journals as [Journal, Journal];
+    const a = worker(ja, 0, new Registry());
+    const b = worker(jb, 1, new Registry());
+    const id = idOwnedBy(1, "rp");
+    // The first attempt reached the owner; the client's retry reaches the other worker.
+    expect(await b.router.send(`parcel/${id}`, { type: "Ship" }, { messageId: "req-2" })).toMatchObject({
+      forwarded: false,
+      duplicate: false,
+    });
+    const retried = a.router.send(`parcel/${id}`, { type: "Ship" }, { messageId: "req-2" });
+    await expect.poll(() => ja.getOutbox(forwardRowId(`parcel/${id}`, "req-2"))).toBeDefined();
+    expect(await b.dispatcher.runOnce()).toBe(1);
+    expect(await retried).toMatchObject({ forwarded: true, duplicate: true });
+    expect(await jb.readStream(`parcel/${id}`)).toHaveLength(1);
+  });
+
   it("runs the effects and timers of a slice only on the worker that owns it", async () => {
     journals = await open();
     const [ja, jb] = journals as [Journal, Journal];
