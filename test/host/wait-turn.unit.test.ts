@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../../src/core/clock.js";
+import { HostStoppedError } from "../../src/errors.js";
 import { createHost, defineActor } from "../../src/index.js";
 import { memoryJournal, SimulatedClock } from "../../src/testing/index.js";
 
@@ -102,6 +103,27 @@ function watched<T>(wait: Promise<T>) {
 }
 
 describe("a wait on an actor committing in this process", () => {
+  it("resolves in the turn its commit returns, with its poll's read still in flight, and reads nothing more", async () => {
+    const { host, reads, naps, clock, holdReads, activate } = harness();
+    await activate("counter/a");
+    const wait = watched(host.waitFor<Counter>("counter/a", (s) => s.count === 1, { timeoutMs: 60_000 }));
+    await settle();
+    expect(reads).toEqual(["counter/a"]); // the first look
+    const read = holdReads();
+    clock.advance(25); // the poll's first interval runs out: its read starts, and is held
+    await settle();
+    expect(naps.ranOut).toBe(1);
+    expect(reads).toHaveLength(2);
+    await host.send("counter/a", { type: "Add" });
+    // Resolved before the commit's caller went on: no read answered, no timer ran.
+    expect(wait.value).toEqual({ state: { count: 1 }, version: 1 });
+    read.open();
+    await settle();
+    expect(reads).toHaveLength(2);
+    expect(naps.ranOut).toBe(1);
+    await host.stop();
+  });
+
   it("that began while the commit was in flight hears it return: one read, no poll", async () => {
     const { host, reads, naps, holdCommits, activate } = harness();
     await activate("counter/b");
@@ -116,10 +138,60 @@ describe("a wait on an actor committing in this process", () => {
     expect(wait.value).toBeUndefined();
     landing.open();
     await sending;
-    await settle();
     expect(wait.value).toEqual({ state: { count: 1 }, version: 1 });
     expect(reads).toEqual(["counter/b"]);
     expect(naps.ranOut).toBe(0);
+    await host.stop();
+  });
+
+  it("whose commits come 20 ms apart, closer than the poll's interval, is never read after its first look", async () => {
+    const { host, reads, clock, activate } = harness();
+    await activate("counter/c");
+    const K = 10;
+    const wait = watched(host.waitFor<Counter>("counter/c", (s) => s.count === K, { timeoutMs: 60_000 }));
+    await settle();
+    for (let k = 0; k < K; k++) {
+      clock.advance(20);
+      await settle();
+      await host.send("counter/c", { type: "Add" });
+    }
+    expect(wait.value).toEqual({ state: { count: K }, version: K });
+    expect(reads).toEqual(["counter/c"]);
+    await host.stop();
+  });
+
+  it("ends at once when the host stops, with its poll's read in flight", async () => {
+    const { host, clock, holdReads, activate } = harness();
+    await activate("counter/d");
+    const wait = watched(host.waitFor<Counter>("counter/d", (s) => s.count === 1, { timeoutMs: 60_000 }));
+    await settle();
+    const read = holdReads();
+    clock.advance(25);
+    await settle();
+    await host.stop();
+    await settle();
+    expect(wait.error).toBeInstanceOf(HostStoppedError);
+    read.open();
+  });
+
+  it("that a predicate throwing for a followed commit rejects, and the commit itself succeeds", async () => {
+    const { host, activate } = harness();
+    await activate("counter/e");
+    const wait = watched(
+      host.waitFor<Counter>(
+        "counter/e",
+        (s) => {
+          if (s.count === 1) throw new Error("predicate broke");
+          return false;
+        },
+        { timeoutMs: 60_000 },
+      ),
+    );
+    await settle();
+    const sent = await host.send("counter/e", { type: "Add" });
+    expect(sent.version).toBe(1);
+    await settle();
+    expect((wait.error as Error).message).toBe("predicate broke");
     await host.stop();
   });
 });
