@@ -27,7 +27,7 @@ export { readEnvelope } from "./messaging/upcast-handler.js";
 export { sourceOfSubject, subjectMatches, subjectToken } from "./messaging/subjects.js";
 export { brokerMessageId, signedContent } from "./messaging/signing.js";
 export { backoffMs } from "./messaging/transport.js";
-export { sourceStreamOf } from "./messaging/consumer.js";
+export { sourceStreamOf } from "./messaging/consumer-options.js";
 export { deadLetterBody } from "./messaging/dead-letters.js";
 export { GapMonitor } from "./messaging/gaps.js";
 export { COLLECTION_OWNERS, collectionOwner, type CollectionOwner } from "./messaging/collection-owners.js";

@@ -168,7 +168,8 @@ export { RoutedTransport, type RoutedTransportOptions } from "./messaging/transp
 export { subjectFor } from "./messaging/subjects.js";
 // The relay publishes the outbox; a consumer handles what arrives, once, in order when sequenced.
 export { Relay, type RelayJournal, type RelayOptions } from "./messaging/relay.js";
-export { Consumer, type ConsumerJournal, type ConsumerOptions, type OrderingMode } from "./messaging/consumer.js";
+export { Consumer } from "./messaging/consumer.js";
+export type { ConsumerJournal, ConsumerOptions, OrderingMode } from "./messaging/consumer-options.js";
 export type {
   CommandHandler,
   ConsumerHandler,

@@ -8,7 +8,7 @@ import type {
   InboxReader,
   ParkedRecord,
 } from "../journal/types.js";
-import { sourceStreamOf } from "./consumer.js";
+import { sourceStreamOf } from "./consumer-options.js";
 import { parseEnvelope } from "./envelope.js";
 import { commitGapSkip, type GapSkipJournal, liveParked, type SkippedGap } from "./gap-skip.js";
 import { GAP_ALERTS, type GapAlert, gapAlertId } from "./gaps.js";

@@ -20,9 +20,10 @@ import type { Sql } from "./sql.js";
 /**
  * The console's pages, as SQL written for the filters given (a condition for an absent filter
  * would keep SQLite from choosing the index that filter needs). Each page reads at most limit + 1
- * rows in index order (migration 4's indexes end with the sort key, `created_at, seq` or
+ * rows in index order (migration 5's indexes end with the sort key, `created_at, seq` or
  * `last_failed_at, id`), and goes on from the cursor with a row-value comparison, which SQLite
- * turns into a range of that index.
+ * turns into a range of that index. A kind has no index of its own (migration 7): it is checked
+ * while walking the page's creation-order index. The plans: test/journal/sqlite-console-plan.int.test.ts.
  */
 
 /** An effect status's extra condition beyond its row statuses (see `EffectListStatus`). */
@@ -37,13 +38,24 @@ const EFFECT_CONDITION = {
 } as const;
 
 export function pageOutbox(sql: Sql, q: OutboxPageQuery): Page<OutboxRow> {
+  const statement = outboxPageStatement(q);
+  if (!statement) return { items: [], next: null };
+  const rows = sql.stmt(statement.text).all(statement.params).map(outboxRow);
+  return pageOf(rows, q.limit, outboxCursor);
+}
+
+/**
+ * The statement of an outbox page (exported for its plan test), or undefined when the filters
+ * allow no row status at all.
+ */
+export function outboxPageStatement(q: OutboxPageQuery): { text: string; params: Record<string, unknown> } | undefined {
   checkPageQuery(q);
   const where = ["category = @category"];
   const params: Record<string, unknown> = { category: q.category, limit: q.limit + 1 };
   const statuses = q.effectStatus === undefined ? q.status : EFFECT_ROW_STATUSES[q.effectStatus];
   if (statuses !== undefined) {
     const allowed = q.status === undefined ? statuses : statuses.filter((s) => q.status?.includes(s));
-    if (allowed.length === 0) return { items: [], next: null };
+    if (allowed.length === 0) return undefined;
     const open = allowed.every((s) => s !== "done" && s !== "dead");
     // Pending and Unknown say their statuses in their CASE (see EFFECT_CONDITION).
     // Among unfinished rows, `+status` keeps SQLite from gathering them through the claim index
@@ -80,11 +92,10 @@ export function pageOutbox(sql: Sql, q: OutboxPageQuery): Page<OutboxRow> {
     params.afterAt = after.at;
     params.afterSeq = after.seq;
   }
-  const rows = sql
-    .stmt(`SELECT * FROM outbox WHERE ${where.join(" AND ")} ORDER BY created_at DESC, seq DESC LIMIT @limit`)
-    .all(params)
-    .map(outboxRow);
-  return pageOf(rows, q.limit, outboxCursor);
+  return {
+    text: `SELECT * FROM outbox WHERE ${where.join(" AND ")} ORDER BY created_at DESC, seq DESC LIMIT @limit`,
+    params,
+  };
 }
 
 function deadLetterWhere(m: DeadLetterMatch, params: Record<string, unknown>): string[] {
@@ -113,6 +124,13 @@ function deadLetterWhere(m: DeadLetterMatch, params: Record<string, unknown>): s
 }
 
 export function pageDeadLetters(sql: Sql, q: DeadLetterPageQuery): Page<DeadLetterRecord> {
+  const statement = deadLetterPageStatement(q);
+  const rows = sql.stmt(statement.text).all(statement.params).map(deadLetterRecord);
+  return pageOf(rows, q.limit, deadLetterCursor);
+}
+
+/** The statement of a dead-letter page (exported for its plan test). */
+export function deadLetterPageStatement(q: DeadLetterPageQuery): { text: string; params: Record<string, unknown> } {
   checkPageQuery(q);
   const params: Record<string, unknown> = { limit: q.limit + 1 };
   const where = deadLetterWhere(q, params);
@@ -122,14 +140,11 @@ export function pageDeadLetters(sql: Sql, q: DeadLetterPageQuery): Page<DeadLett
     params.afterAt = after.at;
     params.afterId = after.id;
   }
-  const rows = sql
-    .stmt(
-      `SELECT * FROM dead_letters ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+  return {
+    text: `SELECT * FROM dead_letters ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
        ORDER BY last_failed_at DESC, id DESC LIMIT @limit`,
-    )
-    .all(params)
-    .map(deadLetterRecord);
-  return pageOf(rows, q.limit, deadLetterCursor);
+    params,
+  };
 }
 
 export function countDeadLetters(sql: Sql, m: DeadLetterMatch): number {

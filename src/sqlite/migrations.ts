@@ -176,6 +176,24 @@ export const migrations: { version: number; name: string; sql: string }[] = [
       CREATE INDEX published_slice ON published (slice, position);
     `,
   },
+  // One console index fewer on the outbox (PostgreSQL dropped its own in its 0007): only a page of
+  // one kind read outbox_page_kind, and that page now walks the creation-order index it shares with
+  // the other pages (outbox_page, or outbox_page_open for open rows), checking the kind row by row
+  // as it checks the text filter and Completed/Failed, and stops at limit + 1 rows: no scan of the
+  // table and no sort (test/journal/sqlite-console-plan.int.test.ts). The price is on rare kinds: a
+  // page reads about limit × (rows of its category / rows of the kind) entries, and a kind with no
+  // row walks the whole category (20,000 effect rows: 2.6 ms a page against 0.02 with the index; a
+  // kind of one row in ten: 0.26 ms against 0.18). Each outbox row paid an entry in it at insert:
+  // the file grows 652 B an effect without it against 685 B with it (50 actors, 10,000 effects,
+  // 2026-12-05). The checkpoint reads need no index of their own: each is a point read of the
+  // primary key (consumer, source), or one source's readers through checkpoints_source.
+  {
+    version: 7,
+    name: "drop_outbox_page_kind",
+    sql: `
+      DROP INDEX outbox_page_kind;
+    `,
+  },
 ];
 
 /**
