@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ClaimOptions } from "../../src/journal/types.js";
-import { sqliteJournal } from "../../src/sqlite/index.js";
 import { claimParameters, claimSql } from "../../src/sqlite/outbox.js";
+import { useMigratedSqliteFile } from "../support/migrated-sqlite-file.js";
 
 /**
  * The outbox's claim and stream-order indexes hold only unfinished rows, and the stream-order one
@@ -13,23 +9,13 @@ import { claimParameters, claimSql } from "../../src/sqlite/outbox.js";
  * index's condition in the same words: the plans show which index each claim reads.
  */
 describe("sqlite claim plans", () => {
-  const dir = mkdtempSync(join(tmpdir(), "oncely-claim-plan-"));
-  const path = join(dir, "journal.db");
-  let db: Database.Database;
-  beforeAll(async () => {
-    const journal = sqliteJournal({ path });
-    await journal.migrate();
-    await journal.close();
-    db = new Database(path, { readonly: true });
-  });
-  afterAll(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const file = useMigratedSqliteFile("oncely-claim-plan-");
 
   const planOf = (o: Partial<ClaimOptions>): string => {
     const options: ClaimOptions = { owner: "relay", now: 1, leaseMs: 1_000, limit: 10, inStreamOrder: true, ...o };
-    const rows = db.prepare(`EXPLAIN QUERY PLAN ${claimSql(options)}`).all(claimParameters(options)) as {
+    const rows = file()
+      .prepare(`EXPLAIN QUERY PLAN ${claimSql(options)}`)
+      .all(claimParameters(options)) as {
       detail: string;
     }[];
     return rows.map((row) => row.detail).join("\n");
@@ -37,7 +23,8 @@ describe("sqlite claim plans", () => {
 
   it("keeps finished rows out of both indexes and effect rows out of the stream-order index", () => {
     const sql = (name: string) =>
-      (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) as { sql: string }).sql;
+      (file().prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) as { sql: string })
+        .sql;
     expect(sql("outbox_claim")).toContain("WHERE status NOT IN ('done', 'dead')");
     expect(sql("outbox_stream_order")).toContain("category <> 'effect'");
   });

@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { OutboxPageQuery } from "../../src/journal/console-queries.js";
 import { outboxPageStatement } from "../../src/sqlite/console-queries.js";
-import { sqliteJournal } from "../../src/sqlite/index.js";
+import { useMigratedSqliteFile } from "../support/migrated-sqlite-file.js";
 
 /**
  * The console's outbox pages stay short reads with the indexes SQLite's migrations leave (7 dropped
@@ -15,24 +11,12 @@ import { sqliteJournal } from "../../src/sqlite/index.js";
  * ANALYZE, so the plans do not depend on the rows: they are read on a freshly migrated file.
  */
 describe("sqlite console page plans", () => {
-  const dir = mkdtempSync(join(tmpdir(), "oncely-console-plan-"));
-  const path = join(dir, "journal.db");
-  let db: Database.Database;
-  beforeAll(async () => {
-    const journal = sqliteJournal({ path });
-    await journal.migrate();
-    await journal.close();
-    db = new Database(path, { readonly: true });
-  });
-  afterAll(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const file = useMigratedSqliteFile("oncely-console-plan-");
 
   const planOf = (q: Omit<OutboxPageQuery, "category" | "limit">): string => {
     const statement = outboxPageStatement({ ...q, category: "effect", limit: 50 });
     if (!statement) throw new Error("no statement");
-    const rows = db.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(statement.params) as { detail: string }[];
+    const rows = file().prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(statement.params) as { detail: string }[];
     return rows.map((row) => row.detail).join("\n");
   };
 
@@ -65,7 +49,7 @@ describe("sqlite console page plans", () => {
   }
 
   it("has no outbox_page_kind any more", () => {
-    const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox'").all();
+    const names = file().prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox'").all();
     expect(names).not.toContainEqual({ name: "outbox_page_kind" });
     expect(names).toContainEqual({ name: "outbox_page" });
   });
