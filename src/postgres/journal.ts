@@ -25,7 +25,7 @@ import { OutboxSignal, wakesAtCommit } from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { requirePublishedSlices } from "../journal/published.js";
-import { documentRecord, inboxRecord, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
+import { documentRecord, inboxRecord, outboxRow, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
   Commit,
@@ -49,7 +49,7 @@ import type {
   StreamVersion,
 } from "../journal/types.js";
 import { appendPublished, appendPublishedBatch, type PublishedAppend } from "./append-published.js";
-import { DOCUMENT_COLUMNS, INBOX_COLUMNS, PARKED_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
+import { DOCUMENT_COLUMNS, INBOX_COLUMNS, OUTBOX_COLUMNS, PARKED_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
 import { commitBatch } from "./commit-batch.js";
 import * as consoleQueries from "./console-queries.js";
 import * as deadLetters from "./dead-letters.js";
@@ -144,6 +144,7 @@ export class PostgresJournal implements Journal {
   private readonly parkedReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly parkedAtReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly snapshotReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly outboxReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly versionReads: GroupCommitter<Key, Record<string, unknown>[]>;
   /** Reads of the published log that arrive together (its readers, woken by one append): one statement. */
   private readonly publishedReads: GroupCommitter<PublishedRead, PublishedRecord[]>;
@@ -218,6 +219,8 @@ export class PostgresJournal implements Journal {
       keyTypes: ["text", "text", "integer"],
     });
     this.snapshotReads = this.pointReads({ table: t.snapshots, columns: SNAPSHOT_COLUMNS, keys: ["stream"] });
+    // Forwarders waiting on their rows all read at each outbox signal: one statement for all of them.
+    this.outboxReads = this.pointReads({ table: t.outbox, columns: OUTBOX_COLUMNS, keys: ["id"] });
     this.versionReads = this.pointReads({ table: t.events, columns: "max(version) AS version", keys: ["stream"] });
   }
 
@@ -364,8 +367,9 @@ export class PostgresJournal implements Journal {
     return true;
   }
 
-  getOutbox(id: string): Promise<OutboxRow | undefined> {
-    return this.read((q) => outbox.getOutbox(q, this.tables, id));
+  async getOutbox(id: string): Promise<OutboxRow | undefined> {
+    const [row] = await this.outboxReads.submit([id]);
+    return row ? outboxRow(row) : undefined;
   }
 
   listOutbox(filter: OutboxFilter = {}): Promise<OutboxRow[]> {

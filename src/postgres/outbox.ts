@@ -63,11 +63,6 @@ export async function claimOutbox(q: Queryable, t: Tables, o: ClaimOptions): Pro
   return result.rows.map(outboxRow).sort((a, b) => a.seq - b.seq);
 }
 
-export async function getOutbox(q: Queryable, t: Tables, id: string): Promise<OutboxRow | undefined> {
-  const result = await q.query(`SELECT ${OUTBOX_COLUMNS} FROM ${t.outbox} WHERE id = $1`, [id]);
-  return result.rows[0] ? outboxRow(result.rows[0]) : undefined;
-}
-
 export async function listOutbox(q: Queryable, t: Tables, f: OutboxFilter): Promise<OutboxRow[]> {
   const statuses = f.status === undefined ? null : Array.isArray(f.status) ? f.status : [f.status];
   const result = await q.query(

@@ -6,7 +6,7 @@ import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 /**
  * Point reads on PostgreSQL (inbox rows, checkpoints, documents, parked messages of a source,
- * snapshots, stream versions) that arrive together go as one statement per kind, each answering
+ * snapshots, stream versions, outbox rows by id: forwarders waiting on their rows) that arrive together go as one statement per kind, each answering
  * what it alone would; a key the server refuses fails its own read only.
  */
 const service = await probePostgres();
@@ -32,6 +32,9 @@ describe.skipIf(!service.available)(
         inbox: { consumer: "c", messageId: "m1", reply: { ok: 1 } },
         checkpoint: { consumer: "c", source: "orders/1", version: 3, expected: 0 },
         documents: [{ collection: "views", id: "v1", doc: { n: 1 } }],
+        outbox: [
+          { id: "o1", category: "message", kind: "order", stream: "order/1", payload: { to: "order/1" }, notBefore: 7 },
+        ],
         park: [
           { consumer: "c", source: "orders/1", version: 6, message: { v: 6 } },
           { consumer: "c", source: "orders/1", version: 5, message: { v: 5 } },
@@ -44,23 +47,39 @@ describe.skipIf(!service.available)(
 
     it("answers a burst of reads of every kind with one statement per kind, each as it alone would", async () => {
       await withCountingJournal(schema, `oncely-test-point-reads-${process.pid}`, async (journal, { matching }) => {
-        const [inbox, missingInbox, checkpoint, noCheckpoint, doc, noDoc, parked, noParked, snap, noSnap, v, noV] =
-          await Promise.all([
-            journal.getInbox("c", "m1"),
-            journal.getInbox("c", "m2"),
-            journal.getCheckpoint("c", "orders/1"),
-            journal.getCheckpoint("c", "orders/2"),
-            journal.getDocument("views", "v1"),
-            journal.getDocument("views", "v2"),
-            journal.listParked("c", "orders/1"),
-            journal.listParked("c", "orders/2"),
-            journal.latestSnapshot("order/1"),
-            journal.latestSnapshot("order/2"),
-            journal.streamVersion("order/1"),
-            journal.streamVersion("order/2"),
-          ]);
-        // Six kinds, two reads each: six statements, not twelve.
-        expect(matching(UNNEST)).toBe(6);
+        const [
+          inbox,
+          missingInbox,
+          checkpoint,
+          noCheckpoint,
+          doc,
+          noDoc,
+          parked,
+          noParked,
+          snap,
+          noSnap,
+          v,
+          noV,
+          row,
+          noRow,
+        ] = await Promise.all([
+          journal.getInbox("c", "m1"),
+          journal.getInbox("c", "m2"),
+          journal.getCheckpoint("c", "orders/1"),
+          journal.getCheckpoint("c", "orders/2"),
+          journal.getDocument("views", "v1"),
+          journal.getDocument("views", "v2"),
+          journal.listParked("c", "orders/1"),
+          journal.listParked("c", "orders/2"),
+          journal.latestSnapshot("order/1"),
+          journal.latestSnapshot("order/2"),
+          journal.streamVersion("order/1"),
+          journal.streamVersion("order/2"),
+          journal.getOutbox("o1"),
+          journal.getOutbox("o2"),
+        ]);
+        // Seven kinds, two reads each: seven statements, not fourteen.
+        expect(matching(UNNEST)).toBe(7);
         expect(inbox).toEqual({ consumer: "c", messageId: "m1", reply: { ok: 1 }, recordedAt: 7 });
         expect(missingInbox).toBeUndefined();
         expect([checkpoint, noCheckpoint]).toEqual([3, 0]);
@@ -71,6 +90,14 @@ describe.skipIf(!service.available)(
         expect(snap).toMatchObject({ stream: "order/1", version: 2, state: { paid: true } });
         expect(noSnap).toBeUndefined();
         expect([v, noV]).toEqual([2, 0]);
+        expect(row).toMatchObject({
+          id: "o1",
+          category: "message",
+          stream: "order/1",
+          status: "pending",
+          payload: { to: "order/1" },
+        });
+        expect(noRow).toBeUndefined();
       });
     });
 
