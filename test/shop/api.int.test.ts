@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../examples/shop/demo/worker-process.js";
 import type { OrderView } from "../../examples/shop/service/order-view.js";
 import { type Shop, startShop } from "../../examples/shop/service/shop.js";
 import { bearer, signedHeaders } from "../support/shop-http.js";
+import { unreachableProvider } from "../support/unreachable-provider.js";
 
 // The shop over real HTTP on loopback, with a SQLite journal in a temp dir and the fake providers
 // in-process. Every bad request must get a clear 4xx in our {error, issues} shape, store nothing,
@@ -276,20 +276,22 @@ describe("admin", () => {
 
 describe("reconciliation through the admin API", () => {
   let stuck: Shop;
+  let nowhere: Awaited<ReturnType<typeof unreachableProvider>>;
   beforeAll(async () => {
     // A payment provider that cannot be reached and does not dedup: the charge is ambiguous, lookups
     // fail too, and the effect ends in the reconciliation queue for an operator.
-    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    nowhere = await unreachableProvider();
     stuck = await startShop({
       port: 0,
       databaseUrl: "memory:",
-      paymentUrl: nowhere,
+      paymentUrl: nowhere.url,
       paymentDedups: false,
       effectTimeoutMs: 100,
     });
   });
   afterAll(async () => {
     await stuck?.close();
+    await nowhere?.close();
   });
 
   it("shows the order as attention, refuses a settlement without paymentId, and records the operator's", async () => {

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../examples/shop/demo/worker-process.js";
 import { startWarehouseProvider, type WarehouseProvider } from "../../examples/shop/providers/warehouse/server.js";
 import { type Shop, startShop } from "../../examples/shop/service/shop.js";
 import { SimulatedClock } from "../../src/testing/clock.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 import { type Answer, bearer, callShop, signedHeaders } from "../support/shop-http.js";
+import { unreachableProvider } from "../support/unreachable-provider.js";
 
 // The shop's HTTP boundary against an attacker and a clumsy client, on SQLite and on PostgreSQL:
 // the admin API needs the token, webhooks must be signed by the warehouse and fresh, and every
@@ -86,11 +86,14 @@ for (const backend of backends) {
         effectTimeoutMs: 1000,
       });
       warehouse.setShopUrl(shop.url);
+      // A provider that resets every connection: a merely free port could be taken by another test.
+      const nowhere = await unreachableProvider();
+      drops.push(nowhere.close);
       stuck = await startShop({
         port: 0,
         databaseUrl: other.url,
         dataDir: join(dir, "stuck"),
-        paymentUrl: `http://127.0.0.1:${await freePort()}`,
+        paymentUrl: nowhere.url,
         paymentDedups: false,
         adminToken: TOKEN,
         effectTimeoutMs: 100,
