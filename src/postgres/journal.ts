@@ -25,7 +25,14 @@ import { OutboxSignal, wakesAtCommit } from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { requirePublishedSlices } from "../journal/published.js";
-import { documentRecord, inboxRecord, outboxRow, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
+import {
+  documentRecord,
+  inboxRecord,
+  outboxRow,
+  parkedRecord,
+  snapshotRecord,
+  streamNames,
+} from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
   Commit,
