@@ -15,6 +15,7 @@ import { outboxSlicesConformance } from "./conformance-outbox-slices.js";
 import { publishedLogConformance } from "./conformance-published.js";
 import { publishedCommitConformance } from "./conformance-published-commit.js";
 import { sequencingConformance } from "./conformance-sequencing.js";
+import { stateReadsConformance } from "./conformance-state-reads.js";
 import { storableTextConformance } from "./conformance-storable.js";
 import { streamConformance } from "./conformance-streams.js";
 import type { Journal } from "./types.js";
@@ -59,6 +60,7 @@ export function journalConformance(
     publishedLogConformance(api, () => j);
     publishedCommitConformance(api, () => j);
     consumerStateConformance(api, () => j);
+    stateReadsConformance(api, () => j);
     sliceLeaseConformance(
       api,
       () => j,

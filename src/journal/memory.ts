@@ -52,6 +52,8 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StateAnswers,
+  StateReads,
   StreamVersion,
 } from "./types.js";
 
@@ -343,6 +345,17 @@ export class MemoryJournal implements Journal {
   async getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {
     const record = this.inbox.get(key(consumer, messageId));
     return record ? copy(record) : undefined;
+  }
+
+  /** One view: the maps are read in one synchronous step, as a store's single statement would. */
+  async readState(reads: StateReads): Promise<StateAnswers> {
+    const found = <T>(value: T | undefined): T | undefined => (value === undefined ? undefined : copy(value));
+    return {
+      checkpoints: (reads.checkpoints ?? []).map((r) => this.checkpoints.get(key(r.consumer, r.source)) ?? 0),
+      inbox: (reads.inbox ?? []).map((r) => found(this.inbox.get(key(r.consumer, r.messageId)))),
+      parked: (reads.parked ?? []).map((r) => found(this.parked.get(key(r.consumer, r.source, String(r.version))))),
+      documents: (reads.documents ?? []).map((r) => found(this.documents.get(key(r.collection, r.id)))),
+    };
   }
 
   async pruneInbox(before: number): Promise<number> {

@@ -4,7 +4,7 @@
  * integration events (the journal transport's).
  *
  * Its contract is split by role, one file each under `roles/` (event store, outbox, inbox,
- * consumer state, dead letters, published log, documents, admin); `Journal` is all of them.
+ * consumer state, state reads, dead letters, published log, documents, admin); `Journal` is all of them.
  * Every back end (in-memory, SQLite, PostgreSQL) implements `Journal` and passes
  * `journalConformance` in `src/journal/conformance.ts`. The core reaches a journal only through
  * these interfaces (plus the back-end-neutral helpers `rows.ts` and `outcome-record.ts`), never a
@@ -24,6 +24,7 @@ import type { EventReader, EventStore } from "./roles/event-store.js";
 import type { InboxReader, InboxStore } from "./roles/inbox.js";
 import type { OutboxReader, OutboxStore } from "./roles/outbox-store.js";
 import type { PublishedLog, PublishedLogReader } from "./roles/published-log.js";
+import type { StateReader } from "./roles/state-reads.js";
 
 export type * from "./roles/admin.js";
 export type * from "./roles/consumer-state.js";
@@ -33,6 +34,7 @@ export type * from "./roles/event-store.js";
 export type * from "./roles/inbox.js";
 export type * from "./roles/outbox-store.js";
 export type * from "./roles/published-log.js";
+export type * from "./roles/state-reads.js";
 
 /**
  * The whole journal: every role. A back end implements all of it; a component asks only for the
@@ -44,6 +46,7 @@ export interface Journal
     OutboxStore,
     InboxStore,
     ConsumerState,
+    StateReader,
     DeadLetterStore,
     PublishedLog,
     DocumentReader,
@@ -59,6 +62,7 @@ export interface JournalReader
     OutboxReader,
     InboxReader,
     ConsumerStateReader,
+    StateReader,
     DeadLetterReader,
     PublishedLogReader,
     DocumentReader,

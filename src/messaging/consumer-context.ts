@@ -6,7 +6,8 @@ import type { Faults } from "../core/faults.js";
 import type { Logger } from "../core/logger.js";
 import { Mailboxes } from "../core/mailbox.js";
 import type { Runtime } from "../core/runtime.js";
-import type { Commit } from "../journal/types.js";
+import { readState } from "../journal/state-reads.js";
+import type { Commit, DocumentRecord, InboxRecord, StateAnswers, StateReads } from "../journal/types.js";
 import { heldMessage, requireSameMessage } from "./conflicts.js";
 import { type ConsumerCounts, consumerCounts } from "./consumer-counts.js";
 import type { ConsumerJournal, ConsumerOptions, OrderingMode } from "./consumer-options.js";
@@ -96,10 +97,32 @@ export class ConsumerContext {
 
   /** True for an exact duplicate; throws `MessageConflictError` when the eventId was handled with other content. */
   async alreadyHandled(envelope: Envelope): Promise<boolean> {
-    const held = await this.journal.getInbox(this.name, envelope.eventId);
+    return this.handledAs(envelope, await this.journal.getInbox(this.name, envelope.eventId));
+  }
+
+  /** `alreadyHandled` on an inbox row already read (`held`, this consumer's row for the eventId, if any). */
+  handledAs(envelope: Envelope, held: InboxRecord | undefined): boolean {
     if (!held) return false;
     requireSameMessage(this.name, envelope, held);
     return true;
+  }
+
+  /** Several reads of consumer state at once: one round trip and one view where the journal can. */
+  read(reads: StateReads): Promise<StateAnswers> {
+    return readState(this.journal, reads);
+  }
+
+  /**
+   * A projection's document and its revision (the guard checkpoint `<name>#doc`), read together.
+   * Call under the document's lock.
+   */
+  async documentAndRevision(
+    collection: string,
+    id: string,
+  ): Promise<{ guard: { consumer: string; source: string }; revision: number; current: DocumentRecord | undefined }> {
+    const guard = { consumer: `${this.name}#doc`, source: `${collection}/${id}` };
+    const answers = await this.read({ checkpoints: [guard], documents: [{ collection, id }] });
+    return { guard, revision: answers.checkpoints[0] ?? 0, current: answers.documents[0] };
   }
 
   /**
@@ -107,14 +130,14 @@ export class ConsumerContext {
    * counted by the caller once its commit lands (`countBackwards`), so that a duplicate thrown away
    * at the commit, or an attempt retried after a conflict, counts nothing.
    */
-  async projectDocument(
+  projectDocument(
     envelope: Envelope,
     id: string,
-  ): Promise<{ documents: Commit["documents"]; backwards: string[] }> {
+    current: DocumentRecord | undefined,
+  ): { documents: Commit["documents"]; backwards: string[] } {
     const handler = this.handler;
     const backwards: string[] = [];
     if (handler.kind !== "projection") return { documents: [], backwards };
-    const current = await this.journal.getDocument(handler.collection, id);
     const tools: ProjectTools = {
       advance: (fact, m, from, to) => {
         const result = m.advance(from, to);

@@ -21,9 +21,9 @@ export async function handleFact(c: ConsumerContext, envelope: Envelope): Promis
       // read, to tell an exact duplicate from a conflict. Should the revision guard refuse first
       // (another instance moved the document), the retry reads again and meets the duplicate. A
       // duplicate costs a projection that is thrown away; every other message one statement less.
-      const guard = { consumer: `${c.name}#doc`, source: `${handler.collection}/${id}` };
-      const revision = await c.journal.getCheckpoint(guard.consumer, guard.source);
-      const { documents, backwards } = await c.projectDocument(envelope, id);
+      // The document and its revision in one read (one view: no commit between the two).
+      const { guard, revision, current } = await c.documentAndRevision(handler.collection, id);
+      const { documents, backwards } = c.projectDocument(envelope, id, current);
       try {
         await c.journal.commit({
           inbox: c.inboxRow(envelope),

@@ -5,7 +5,7 @@ import type { Faults } from "../core/faults.js";
 import type { Logger } from "../core/logger.js";
 import type { Runtime, SendOptions } from "../core/runtime.js";
 import type { Schemas } from "../core/upcast.js";
-import type { ConsumerStateReader, DocumentReader, EventStore, InboxReader } from "../journal/types.js";
+import type { ConsumerStateReader, DocumentReader, EventStore, InboxReader, StateReader } from "../journal/types.js";
 import type { Envelope } from "./envelope.js";
 import type { ReconcileHook } from "./gaps.js";
 import type { ConsumerHandler } from "./handlers.js";
@@ -16,9 +16,14 @@ export type OrderingMode = "facts" | "sequenced";
 
 /**
  * What a consumer uses of the journal: its inbox, checkpoints and parked messages, the documents
- * its projection and gap alerts keep, and the commit that records each message.
+ * its projection and gap alerts keep, and the commit that records each message. `readState` (every
+ * `Journal` has it) reads what one delivery needs at once; without it the reads go one by one.
  */
-export type ConsumerJournal = Pick<EventStore, "commit"> & InboxReader & ConsumerStateReader & DocumentReader;
+export type ConsumerJournal = Pick<EventStore, "commit"> &
+  InboxReader &
+  ConsumerStateReader &
+  DocumentReader &
+  Partial<StateReader>;
 /** A router's send (`CommandRouter.send`), as the consumer calls it. */
 export type CommandRouterSend = (
   address: string,

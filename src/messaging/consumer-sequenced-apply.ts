@@ -33,9 +33,8 @@ export async function applyNext(
     return outcome === "duplicate" || sent === "duplicate" ? "duplicate" : sent;
   }
   return c.locks.run(`doc:${action.collection}/${action.id}`, async () => {
-    const guard = { consumer: `${c.name}#doc`, source: `${action.collection}/${action.id}` };
-    const revision = await c.journal.getCheckpoint(guard.consumer, guard.source);
-    const { documents, backwards } = await c.projectDocument(envelope, action.id);
+    const { guard, revision, current } = await c.documentAndRevision(action.collection, action.id);
+    const { documents, backwards } = c.projectDocument(envelope, action.id, current);
     const outcome = await commitAdvance(c, envelope, advance, documents, {
       ...guard,
       version: revision + 1,

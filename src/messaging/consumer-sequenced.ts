@@ -30,13 +30,20 @@ export function handleSequenced(
   const source = sourceStreamOf(envelope);
   return c.locks.run(`src:${source}`, () =>
     c.withConflictRetries(async () => {
-      // The checkpoint first, then the inbox: a handled event's inbox row and checkpoint advance
-      // are one commit, so a checkpoint past this version (another instance of this consumer, a
-      // second worker reading the same log, may just have applied this very event) is always
-      // seen with the inbox row that makes it a duplicate. Read the other way round, that commit
-      // could land between the two reads and pass for another event's.
-      const checkpoint = await c.journal.getCheckpoint(c.name, source);
-      if (await c.alreadyHandled(envelope)) {
+      // The checkpoint, the inbox row and what is parked at this version, in one read: one round
+      // trip, and one view of the journal where the journal gives one (`readState`). Read one by
+      // one (a smaller journal), the checkpoint comes first: a handled event's inbox row and
+      // checkpoint advance are one commit, so a checkpoint past this version (another instance
+      // of this consumer, a second worker reading the same log, may just have applied this very
+      // event) is always seen with the inbox row that makes it a duplicate. Read the other way
+      // round, that commit could land between the two reads and pass for another event's.
+      const state = await c.read({
+        checkpoints: [{ consumer: c.name, source }],
+        inbox: [{ consumer: c.name, messageId: envelope.eventId }],
+        parked: [{ consumer: c.name, source, version }],
+      });
+      const checkpoint = state.checkpoints[0] ?? 0;
+      if (c.handledAs(envelope, state.inbox[0])) {
         // A copy of a handled event applies nothing, but what its first delivery was to release
         // may still wait (that delivery failed or crashed after its apply): release it now.
         return { outcome: "duplicate", released: await parking.releaseParked(source, checkpoint) };
@@ -46,7 +53,7 @@ export function handleSequenced(
       if (version <= checkpoint) {
         throw versionConflict(c.name, envelope, source, { state: "taken (applied, or skipped past)" });
       }
-      const parked = await c.journal.getParked(c.name, source, version);
+      const parked = state.parked[0];
       if (parked) {
         const held = parseEnvelope(parked.message);
         if (held.eventId !== envelope.eventId || messageHash(held) !== messageHash(envelope)) {

@@ -53,6 +53,8 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StateAnswers,
+  StateReads,
   StreamVersion,
 } from "../journal/types.js";
 import { appendPublished, appendPublishedBatch, type PublishedAppend } from "./append-published.js";
@@ -71,6 +73,7 @@ import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
 import { type Key, type PointRead, readByKeys } from "./read-by-keys.js";
+import { readStates } from "./read-state.js";
 import { type PublishedRead, readPublishedPages } from "./read-published.js";
 import { readStreams, type StreamRead } from "./read-streams.js";
 import * as sequencing from "./sequencing.js";
@@ -153,6 +156,7 @@ export class PostgresJournal implements Journal {
   private readonly snapshotReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly outboxReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly versionReads: GroupCommitter<Key, Record<string, unknown>[]>;
+  private readonly stateReads: GroupCommitter<StateReads, StateAnswers>;
   /** Reads of the published log that arrive together (its readers, woken by one append): one statement. */
   private readonly publishedReads: GroupCommitter<PublishedRead, PublishedRecord[]>;
   /** Stream reads that arrive together go to the server as one statement (see read-streams.ts). */
@@ -229,6 +233,7 @@ export class PostgresJournal implements Journal {
     // Forwarders waiting on their rows all read at each outbox signal: one statement for all of them.
     this.outboxReads = this.pointReads({ table: t.outbox, columns: OUTBOX_COLUMNS, keys: ["id"] });
     this.versionReads = this.pointReads({ table: t.events, columns: "max(version) AS version", keys: ["stream"] });
+    this.stateReads = this.batchedReads((q, reads) => readStates(q, this.tables, reads));
   }
 
   /** Batch sizes seen by group commit (benchmarks, metrics). */
@@ -395,6 +400,11 @@ export class PostgresJournal implements Journal {
 
   pruneInbox(before: number): Promise<number> {
     return this.run((q) => inbox.pruneInbox(q, this.tables, before));
+  }
+
+  /** One statement for the reads of every caller of this turn (see read-state.ts). */
+  readState(reads: StateReads): Promise<StateAnswers> {
+    return this.stateReads.submit(reads);
   }
 
   async getCheckpoint(consumer: string, source: string): Promise<number> {

@@ -39,6 +39,8 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  StateAnswers,
+  StateReads,
   StreamVersion,
 } from "../journal/types.js";
 import { appendPublished } from "./append-published.js";
@@ -54,6 +56,7 @@ import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
 import { readPublished } from "./read-published.js";
+import { stateReader } from "./read-state.js";
 import * as sequencing from "./sequencing.js";
 import { Sql } from "./sql.js";
 import * as streams from "./streams.js";
@@ -106,6 +109,7 @@ export class SqliteJournal implements Journal {
   private readonly publishedListeners = new Set<() => void>();
   private readonly group: GroupCommitter<SqliteWrite, SqliteAnswer>;
   private readonly claimTx: (options: ClaimOptions) => OutboxRow[];
+  private readonly stateTx: (reads: StateReads) => StateAnswers;
   private closed = false;
   readonly sliceCount: number;
 
@@ -134,6 +138,7 @@ export class SqliteJournal implements Journal {
     });
     const claimTx = db.transaction((claim: ClaimOptions) => outbox.claimOutbox(this.sql, claim));
     this.claimTx = (claim) => claimTx.immediate(claim);
+    this.stateTx = stateReader(this.sql);
   }
 
   private run<T>(work: () => T): Promise<T> {
@@ -303,6 +308,10 @@ export class SqliteJournal implements Journal {
 
   pruneInbox(before: number): Promise<number> {
     return this.run(() => inbox.pruneInbox(this.sql, before));
+  }
+
+  readState(reads: StateReads): Promise<StateAnswers> {
+    return this.run(() => this.stateTx(reads));
   }
 
   getCheckpoint(consumer: string, source: string): Promise<number> {

@@ -26,19 +26,25 @@ function instance(journal: Journal) {
   });
 }
 
-/** The shared journal, seen by B through a view whose first inbox read is held until `release`. */
-function heldInboxView(journal: Journal, released: Promise<void>): Journal {
+/**
+ * The shared journal, seen by B through a view whose first read of `method` is held, after it was
+ * made, until `release`. Holding `getInbox`, the view has no `readState`, so the consumer reads one
+ * by one (a journal smaller than `Journal`); holding `readState`, every answer of B's read is stale.
+ */
+function heldView(journal: Journal, released: Promise<void>, method: "getInbox" | "readState"): Journal {
   let first = true;
   return new Proxy(journal, {
     get(target, property, receiver) {
-      if (property === "getInbox") {
-        return async (consumer: string, messageId: string) => {
-          const read = await target.getInbox(consumer, messageId);
+      if (property === "readState" && method === "getInbox") return undefined;
+      if (property === method) {
+        const read = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
+        return async (...args: unknown[]) => {
+          const answer = await read.apply(target, args);
           if (first) {
             first = false;
             await released;
           }
-          return read;
+          return answer;
         };
       }
       const value = Reflect.get(target, property, receiver);
@@ -48,14 +54,17 @@ function heldInboxView(journal: Journal, released: Promise<void>): Journal {
 }
 
 describe("two instances of one sequenced consumer", () => {
-  it("an event the other instance committed between the inbox and checkpoint reads is a duplicate", async () => {
+  it.each([
+    ["between the inbox and checkpoint reads (read one by one)", "getInbox"],
+    ["after the state was read (read together)", "readState"],
+  ] as const)("an event the other instance committed %s is a duplicate", async (_, method) => {
     const journal = memoryJournal();
     let release = () => {};
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
     const a = instance(journal);
-    const b = instance(heldInboxView(journal, released));
+    const b = instance(heldView(journal, released, method));
     const event = orderEvent("o1", 1);
 
     const fromB = b.handle(event);
