@@ -49,7 +49,7 @@ import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, readHeld, requireSameCommand } from "./held-command.js";
 import type { Logger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
-import { needsStamp, stampPublished } from "./published-versions.js";
+import { holdPublished, needsStamp, type PublishedCounts, stampPublished } from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
 import { SliceGate } from "./slice-gate.js";
@@ -137,6 +137,12 @@ interface Activation {
   lastUsed: number;
   /** Held without a read (`SendOptions.expectNew`) and not yet confirmed by a commit or a version read. */
   unverified: boolean;
+  /**
+   * Published counts this activation's commits wrote, per source (`stampPublished`): its later
+   * publishes stamp from them instead of reading the checkpoint. Advanced only after a commit landed,
+   * and gone with the activation (every failed commit drops it).
+   */
+  published?: PublishedCounts | undefined;
 }
 
 /** A runtime's counts (`Runtime.stats`). */
@@ -388,8 +394,11 @@ export class Runtime {
       const acceptedFault = this.faults.hit("command.accepted");
       if (acceptedFault) await acceptedFault;
 
-      // Only a decision that publishes with no version of its own reads a count (no await otherwise).
-      const stamped = needsStamp(decision) ? await stampPublished(this.journal, decision) : undefined;
+      // Only a decision that publishes with no version of its own stamps (no await otherwise), and it
+      // reads a count only for a source this activation has not committed a count for yet.
+      const stamped = needsStamp(decision)
+        ? await stampPublished(this.journal, decision, activation.published)
+        : undefined;
       if (stamped) decision = stamped.decision;
       const token = this.ownership.fence(slice);
       const { commit, nextState } = buildCommit({
@@ -419,6 +428,7 @@ export class Runtime {
       } catch (error) {
         for (const taken of publishedAtCommit) taken.failed();
         // Our cached state may be stale (conflict, duplicate) or the commit's fate unknown: reload either way.
+        // The held published counts go with it, so the retry reads them (a refused count among them).
         this.active.delete(address);
         if (error instanceof DuplicateMessageError && messageId !== undefined) {
           const prior = await this.priorReply(definition, address, messageId, outcome, print);
@@ -447,6 +457,7 @@ export class Runtime {
       activation.state = nextState;
       activation.version = result.version;
       activation.unverified = false; // the commit expected this version and got it
+      if (stamped) activation.published = holdPublished(activation.published, stamped.counters);
       for (const taken of publishedAtCommit) taken.committed();
       this.handRowsOver(commit, result, leasedTo);
       const afterCommitFault = this.faults.hit("commit.after");

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HELD_PUBLISHED_SOURCES, holdPublished, stampPublished } from "../../src/core/published-versions.js";
 import { defineActor, Runtime } from "../../src/index.js";
 import type { Journal } from "../../src/journal/types.js";
 import { memoryJournal } from "../../src/testing/index.js";
@@ -98,5 +99,46 @@ describe("published events stamped by the runtime", () => {
     const runtime = new Runtime({ journal, actors: [notes] });
     await runtime.send("notes/1", { type: "Numbered", version: 7 }, { messageId: "m1" });
     expect(await publishedVersions(journal)).toEqual({ "notes:1:m1": 7 });
+  });
+
+  it("stamps from the counts an activation holds, reads only the others, and holds a bounded number", async () => {
+    const reads: string[] = [];
+    const journal = {
+      getCheckpoint: async (_consumer: string, source: string) => {
+        reads.push(source);
+        return 10;
+      },
+    };
+    const publish = (aggregateId: string) => ({
+      eventId: aggregateId,
+      type: "T",
+      source: "s",
+      aggregateId,
+      payload: {},
+    });
+    const { decision, counters } = await stampPublished(
+      journal,
+      { publish: [publish("a"), publish("b"), publish("a")] },
+      new Map([["s/a", 3]]),
+    );
+    expect(reads).toEqual(["s/b"]);
+    expect(decision.publish?.map((event) => event.aggregateVersion)).toEqual([4, 11, 5]);
+    expect(counters.map(({ source, version, expected }) => [source, expected, version])).toEqual([
+      ["s/a", 3, 5],
+      ["s/b", 10, 11],
+    ]);
+
+    let held = holdPublished(undefined, counters);
+    expect([...(held ?? [])]).toEqual([
+      ["s/a", 5],
+      ["s/b", 11],
+    ]);
+    for (let i = 0; i < HELD_PUBLISHED_SOURCES; i++) {
+      held = holdPublished(held, [{ consumer: "c", source: `s/${i}`, version: i, expected: 0 }]);
+    }
+    held = holdPublished(held, [{ consumer: "c", source: "s/b", version: 12, expected: 11 }]);
+    expect(held?.size).toBe(HELD_PUBLISHED_SOURCES);
+    expect(held?.has("s/a")).toBe(false); // the least recently written goes first
+    expect(held?.get("s/b")).toBe(12);
   });
 });
