@@ -10,7 +10,7 @@ export function stateReadsConformance(api: ConformanceTestApi, journal: () => Jo
     /** A checkpoint, an inbox row, a parked message and a document, with text that must come back as written. */
     async function seed(j: Journal): Promise<void> {
       await j.commit({
-        inbox: { consumer: "view", messageId: "m-1", reply: { note: "é \" \\ \u2028 done" } },
+        inbox: { consumer: "view", messageId: "m-1", reply: { note: 'é " \\ \u2028 done' } },
         checkpoint: { consumer: "view", source: "orders/o1", version: 4 },
         checkpoints: [{ consumer: "view#doc", source: "timeline/o1", version: 2 }],
         park: [{ consumer: "view", source: "orders/o1", version: 6, message: { eventId: "e6", data: [1, "two"] } }],
@@ -44,9 +44,13 @@ export function stateReadsConformance(api: ConformanceTestApi, journal: () => Jo
       const answers = await j.readState(reads);
       expect(answers.checkpoints).toEqual([0, 4, 2]);
       expect(answers.inbox).toEqual([await j.getInbox("view", "m-1"), undefined]);
-      expect(answers.inbox[0]?.reply).toEqual({ note: "é \" \\ \u2028 done" });
+      expect(answers.inbox[0]?.reply).toEqual({ note: 'é " \\ \u2028 done' });
       expect(answers.parked).toEqual([undefined, await j.getParked("view", "orders/o1", 6)]);
-      expect(answers.parked[1]).toMatchObject({ version: 6, message: { eventId: "e6", data: [1, "two"] }, parkedAt: T0 });
+      expect(answers.parked[1]).toMatchObject({
+        version: 6,
+        message: { eventId: "e6", data: [1, "two"] },
+        parkedAt: T0,
+      });
       expect(answers.documents).toEqual([await j.getDocument("timeline", "o1"), undefined]);
       expect(answers.documents[0]).toMatchObject({ doc: { steps: ["placed", "paid"], total: 12.5 }, updatedAt: T0 });
     });

@@ -50,8 +50,7 @@ const BRANCHES: readonly Branch[] = [
     ],
     columns: ["x.consumer", "x.source", "x.version::text", "x.message::text", "x.parked_at::text"],
     keysOf: (r: { consumer: string; source: string; version: number }) => [r.consumer, r.source, String(r.version)],
-    decode: (row) =>
-      parkedRecord({ consumer: row.a, source: row.b, version: row.c, message: row.d, parked_at: row.e }),
+    decode: (row) => parkedRecord({ consumer: row.a, source: row.b, version: row.c, message: row.d, parked_at: row.e }),
   },
   {
     kind: "documents",
@@ -87,12 +86,12 @@ export async function readStates(q: Queryable, t: Tables, requests: readonly Sta
   for (const branch of BRANCHES) {
     const at: [number, number][] = [];
     const columns: unknown[][] = branch.keys.map(() => []);
-    requests.forEach((request, r) => {
-      (request[branch.kind] ?? []).forEach((read, position) => {
+    for (const [r, request] of requests.entries()) {
+      for (const [position, read] of (request[branch.kind] ?? []).entries()) {
         at.push([r, position]);
-        branch.keysOf(read as never).forEach((value, c) => columns[c]?.push(value));
-      });
-    });
+        for (const [c, value] of branch.keysOf(read as never).entries()) columns[c]?.push(value);
+      }
+    }
     if (at.length === 0) continue;
     const tag = targets.length;
     const params = branch.keys.map(([, type], c) => `$${values.length + c + 1}::${type}[]`).join(", ");
@@ -117,4 +116,3 @@ export async function readStates(q: Queryable, t: Tables, requests: readonly Sta
   }
   return answers;
 }
-
