@@ -164,6 +164,24 @@ export const DEMO_SHORT_SHIP_RATE = 0.05;
 const CANCEL_DELAYS_MS = [0, 15, 40, 70, 150];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * `promise`, or nothing after `ms`, whichever comes first, leaving no timer behind: a bare `sleep` in
+ * the race would hold the process for the rest of its time (minutes after a bench run had printed).
+ */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<undefined>((r) => {
+        timer = setTimeout(() => r(undefined), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const started = Date.now();
   const profile = faultProfile(options.faults);
@@ -475,7 +493,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const failed = failure();
     if (failed) throw failed;
     // Late and duplicate webhooks may still be on their way: the audit counts them too.
-    await Promise.race([warehouse.settled(), sleep(Math.max(0, deadline + 30_000 - Date.now()))]);
+    await within(warehouse.settled(), Math.max(0, deadline + 30_000 - Date.now()));
     await Promise.all(supervisors.map((w) => w.ready()));
 
     progress.phase = "auditing";
