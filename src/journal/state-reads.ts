@@ -30,9 +30,3 @@ export function readState(journal: StateReadSources & Partial<StateReader>, read
   return journal.readState ? journal.readState(reads) : readStateOneByOne(journal, reads);
 }
 
-/** How many keys `reads` asks for, in all (a batch's size). */
-export const stateReadCount = (reads: StateReads): number =>
-  (reads.checkpoints?.length ?? 0) +
-  (reads.inbox?.length ?? 0) +
-  (reads.parked?.length ?? 0) +
-  (reads.documents?.length ?? 0);
