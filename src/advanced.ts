@@ -64,6 +64,17 @@ export {
 } from "./core/slices.js";
 export { isFree, SLICE_LEASES, type SliceLease, SliceLeaseStore, WORKERS } from "./ownership/lease-store.js";
 export { fairShare, planRebalance, type RebalanceInput, type RebalancePlan } from "./ownership/rebalance.js";
+// Commands sent straight to the owning worker (createHost's `peers` builds these).
+export { HttpPeerLink, type PeerLink } from "./ownership/peer-link.js";
+export {
+  PEER_PATH,
+  PEER_SIGNATURE_HEADER,
+  type PeerAnswer,
+  type PeerRequest,
+  signPeerBody,
+  verifyPeerBody,
+} from "./ownership/peer-protocol.js";
+export { PeerServer, type PeerServerOptions } from "./ownership/peer-server.js";
 
 // ============================== Observability: metric sets ==============================
 // Each component builds its set in the registry it is given; these read the same set back.

@@ -52,6 +52,10 @@ export {
   ForwardTimeoutError,
 } from "./ownership/router.js";
 export {
+  /** Retrying helps, through the journal (the router does it itself): the owner's peer endpoint gave no answer. */
+  PeerUnreachableError,
+} from "./ownership/peer-link.js";
+export {
   /** Retrying helps on a newer worker only: the value was written by newer code than this. */
   VersionTooNewError,
 } from "./core/upcast.js";

@@ -120,6 +120,7 @@ export {
   type HostConsumer,
   type HostOptions,
   type HostOwnership,
+  type HostPeers,
   type HostRetention,
 } from "./host/host.js";
 export type { ActorHandle, CommandsOf, StateOf } from "./host/handles.js";
@@ -298,6 +299,7 @@ export {
   CommandRouter,
   type CommandRouterOptions,
   type RoutedResult,
+  type RouterPeers,
 } from "./ownership/router.js";
 
 // ================================= Observability =================================

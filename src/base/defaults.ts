@@ -246,6 +246,12 @@ export const OWNERSHIP_DEFAULTS = {
   maxMovesPerRound: 4,
   /** A forwarded command not answered by its owner within this fails with `ForwardTimeoutError`. */
   forwardTimeoutMs: 30_000,
+  /**
+   * A command sent straight to its owner's peer endpoint that gets no answer within this goes
+   * through the journal instead (same message id, so it runs once). Short: a slow peer costs a
+   * fallback, not a stall; a command still running there meets its own inbox row.
+   */
+  peerTimeoutMs: 2_000,
 } as const;
 
 /** The journals' connections and group commit (the shared group-commit defaults are `GROUP_COMMIT_DEFAULTS`). */

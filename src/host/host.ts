@@ -21,6 +21,9 @@ import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
 import { JournalTransport } from "../messaging/transports/journal.js";
 import { SliceLeaseManager } from "../ownership/lease-manager.js";
+import { HttpPeerLink } from "../ownership/peer-link.js";
+import { requirePeerSecret } from "../ownership/peer-protocol.js";
+import { PeerServer } from "../ownership/peer-server.js";
 import { CommandRouter, type CommandRouterOptions, type RoutedResult } from "../ownership/router.js";
 import type { RetentionJob } from "../retention/job.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
@@ -51,6 +54,22 @@ export type HostOwnership =
         maxMovesPerRound?: number;
       };
     };
+
+/**
+ * How the workers sharing a journal reach each other: each listens on `listen` and publishes
+ * `advertise` with its lease heartbeat; a command for a slice another worker holds goes to that
+ * worker's endpoint first, and through the journal when it gives no answer.
+ */
+export interface HostPeers {
+  /** Where this worker listens for its peers' commands (`port` 0: any free port). Default host 127.0.0.1. */
+  listen: { port: number; host?: string };
+  /** The URL the other workers reach this one at (default `http://<host>:<port listened on>`). */
+  advertise?: string;
+  /** At least 16 characters, the same on every worker: each command is signed with it and checked on receipt. */
+  secret: string;
+  /** How long to wait for a peer's answer before the journal path (default `OWNERSHIP_DEFAULTS.peerTimeoutMs`). */
+  timeoutMs?: number;
+}
 
 /** A consumer of integration events, subscribed by the host to `subjects`. */
 export type HostConsumer = Omit<ConsumerOptions, Shared | "runtime"> & {
@@ -130,6 +149,12 @@ export interface HostOptions {
   /** The router's tuning (how long a forward waits for its reply, the poll), with an ownership. */
   router?: Pick<CommandRouterOptions, "timeoutMs" | "pollMs">;
   /**
+   * With `ownership: { leases }`: serve this worker's slices to the other workers, and send theirs
+   * straight to them, over HTTP signed with a shared secret, before the journal path (see
+   * `HostPeers` and docs/design/routing.md).
+   */
+  peers?: HostPeers;
+  /**
    * Pruning of the journal's housekeeping records, run from `start()` to `stop()` on the host's
    * clock: `true` for the inbox's dedup records, the outbox's done rows and the journal
    * transport's published log, each with its defaults; an object to tune or leave out each one
@@ -170,6 +195,12 @@ export class Host {
   /** The slices this host runs; a lease manager the host started when given `{ leases }`. */
   readonly ownership: Ownership | undefined;
   private readonly leases: SliceLeaseManager | undefined;
+  private readonly peerLink: HttpPeerLink | undefined;
+  private readonly peerServer:
+    | { server: PeerServer; listen: HostPeers["listen"]; advertise: string | undefined }
+    | undefined;
+  /** Where the other workers reach this one, once its peer server listens. */
+  private peerEndpoint: string | undefined;
   readonly consumers: readonly Consumer[];
   /** The operator's queue of Unknown effects on this host's journal: list them, settle one (see `Reconciliation`). */
   readonly reconciliation: Reconciliation;
@@ -220,6 +251,23 @@ export class Host {
     const messaging = { metrics: messagingMetrics(env.registry) };
     const given = options.ownership;
     // Lease commits go to the given journal, not the observed one: they are no actor's commits.
+    const peers = options.peers;
+    if (peers !== undefined && !(given && "leases" in given)) {
+      throw new InvalidInputError(
+        "createHost peers needs ownership: { leases }: the leases say which worker owns what",
+      );
+    }
+    if (peers !== undefined) {
+      requirePeerSecret(peers.secret);
+      if (!Number.isInteger(peers.listen?.port) || peers.listen.port < 0 || peers.listen.port > 65_535) {
+        throw new InvalidInputError(
+          `createHost peers.listen.port must be a port number (0 for any), got ${peers.listen?.port}`,
+        );
+      }
+      if (peers.advertise !== undefined && !/^https?:\/\/[^/]+/.test(peers.advertise)) {
+        throw new InvalidInputError(`createHost peers.advertise must be an http:// URL, got "${peers.advertise}"`);
+      }
+    }
     this.leases =
       given && "leases" in given
         ? new SliceLeaseManager({
@@ -227,6 +275,7 @@ export class Host {
             ...shared,
             ...registry,
             journal: options.journal,
+            ...(peers ? { endpoint: () => this.peerEndpoint } : {}),
           })
         : undefined;
     this.ownership = this.leases ?? (given as Ownership | undefined);
@@ -239,6 +288,8 @@ export class Host {
       ids,
       actors: options.actors,
     });
+    const leases = this.leases;
+    this.peerLink = peers && new HttpPeerLink(peers.secret);
     this.router =
       this.ownership &&
       new CommandRouter({
@@ -248,8 +299,32 @@ export class Host {
         journal: this.journal,
         ownership: this.ownership,
         clock: this.clock,
+        logger: env.logger,
         ids,
+        ...(this.peerLink && leases
+          ? {
+              peers: {
+                link: this.peerLink,
+                endpointOf: (slice: number) => leases.peerEndpointOf(slice),
+                ...(peers?.timeoutMs === undefined ? {} : { timeoutMs: peers.timeoutMs }),
+              },
+            }
+          : {}),
       });
+    this.peerServer =
+      peers && this.ownership
+        ? {
+            server: new PeerServer({
+              runtime: this.runtime,
+              ownership: this.ownership,
+              secret: peers.secret,
+              logger: env.logger,
+              registry: env.registry,
+            }),
+            listen: peers.listen,
+            advertise: peers.advertise,
+          }
+        : undefined;
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
@@ -334,6 +409,13 @@ export class Host {
     if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
     if (this.running) return;
     this.running = [];
+    // Listening before the first lease round, so the first heartbeat already says where this worker is.
+    if (this.peerServer) {
+      const { server, listen, advertise } = this.peerServer;
+      const host = listen.host ?? "127.0.0.1";
+      const port = await server.listen(listen.port, host);
+      this.peerEndpoint = advertise ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    }
     await this.leases?.start();
     this.dispatcher.start();
     this.relay?.start();
@@ -362,6 +444,9 @@ export class Host {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping.abort();
+      // Peers' commands stop first: a sender finds the port closed and takes the journal path.
+      await this.peerServer?.server.close();
+      this.peerLink?.close();
       await Promise.all(this.retention.map((job) => job.stop()));
       await Promise.all(this.gapWatches.map((watch) => watch.stop()));
       await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));

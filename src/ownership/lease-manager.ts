@@ -7,7 +7,7 @@ import type { Logger } from "../core/logger.js";
 import { DEFAULT_SLICE_COUNT, type Ownership, requireSliceCount } from "../core/slices.js";
 import type { Journal } from "../journal/types.js";
 import { type OwnershipMetrics, ownershipMetrics } from "../observability/ownership-metrics.js";
-import { SliceLeaseStore } from "./lease-store.js";
+import { type SliceLease, SliceLeaseStore } from "./lease-store.js";
 import { planRebalance } from "./rebalance.js";
 
 export interface SliceLeaseOptions {
@@ -28,6 +28,11 @@ export interface SliceLeaseOptions {
   logger?: Logger | undefined;
   /** Where `oncely_slice_moves_total` and `oncely_slices_owned` go. */
   registry?: Registry | undefined;
+  /**
+   * This worker's peer endpoint (where other workers send the commands of its slices), published
+   * with its heartbeat; read at every round, so a port known only once listening is fine.
+   */
+  endpoint?: (() => string | undefined) | undefined;
 }
 
 interface Held {
@@ -82,8 +87,15 @@ export class SliceLeaseManager implements Ownership {
   private rounding: Promise<number> | undefined;
   private loop: Promise<void> | undefined;
   private readonly stopping = new AbortController();
+  private readonly endpoint: () => string | undefined;
+  /** Every slice's lease and the live workers' endpoints, as the last round read them. */
+  private seen: { leases: Map<number, SliceLease>; endpoints: Map<string, string | undefined> } = {
+    leases: new Map(),
+    endpoints: new Map(),
+  };
 
   constructor(options: SliceLeaseOptions) {
+    this.endpoint = options.endpoint ?? (() => undefined);
     this.sliceCount = requireSliceCount(options.sliceCount ?? DEFAULT_SLICE_COUNT);
     if (!options.workerId) throw new InvalidInputError("a slice lease manager needs a workerId");
     this.workerId = options.workerId;
@@ -114,6 +126,20 @@ export class SliceLeaseManager implements Ownership {
   }
 
   /** The slices owned now, ascending. */
+  /**
+   * The peer endpoint of the worker holding `slice`'s lease as the last round saw it (at most
+   * `roundMs` old), or undefined: owned here, free, lapsed, or held by a worker with no endpoint.
+   * A stale answer costs a refused peer request and the journal path, never a second writer: the
+   * peer checks its own ownership, and the fence checks every commit.
+   */
+  peerEndpointOf(slice: number): string | undefined {
+    const lease = this.seen.leases.get(slice);
+    if (!lease || lease.owner === null || lease.owner === this.workerId || lease.until <= this.clock.now()) {
+      return undefined;
+    }
+    return this.seen.endpoints.get(lease.owner);
+  }
+
   ownedSlices(): number[] {
     return [...this.held.keys()].filter((slice) => this.owns(slice)).sort((a, b) => a - b);
   }
@@ -218,14 +244,16 @@ export class SliceLeaseManager implements Ownership {
     const until = start + this.leaseMs;
     const lost = await this.serially(async () => {
       const tokens = new Map([...this.held].map(([slice, held]) => [slice, held.token]));
-      const refused = await this.store.renew(tokens, this.workerId, until, start);
+      const refused = await this.store.renew(tokens, this.workerId, until, start, this.endpoint());
       for (const [slice, held] of this.held) if (!refused.includes(slice)) held.until = until;
       return refused;
     });
     if (lost.length > 0) this.drop(lost, "another worker took it before this worker renewed its lease");
 
     const now = this.clock.now();
-    const [leases, live] = await Promise.all([this.store.leases(), this.store.liveWorkers(now)]);
+    const [leases, workers] = await Promise.all([this.store.leases(), this.store.workers(now)]);
+    this.seen = { leases, endpoints: workers };
+    const live = [...workers.keys()];
     const owned = new Set([...this.held].filter(([, held]) => !held.releasing).map(([slice]) => slice));
     const plan = planRebalance({
       sliceCount: this.sliceCount,

@@ -44,6 +44,8 @@ interface LeaseDoc {
 
 interface WorkerDoc {
   until: number;
+  /** Where other workers send this one's commands (its peer endpoint), when it serves one. */
+  endpoint?: string;
 }
 
 /** Whether a stored lease leaves `slice` to be taken at `now` (never leased, released, or expired). */
@@ -67,13 +69,26 @@ export class SliceLeaseStore {
 
   /** Ids of the workers whose heartbeat holds at `now`, sorted. */
   async liveWorkers(now: number): Promise<string[]> {
-    const records = await this.journal.listDocuments(WORKERS);
-    return records.filter((record) => (record.doc as WorkerDoc).until > now).map((record) => record.id);
+    return [...(await this.workers(now)).keys()];
   }
 
-  /** Announce `workerId` alive until `until`. */
-  async heartbeat(workerId: string, until: number, now: number): Promise<void> {
-    await this.journal.commit({ documents: [{ collection: WORKERS, id: workerId, doc: { until } }], now });
+  /** The workers whose heartbeat holds at `now`, sorted by id, each with its peer endpoint (if it serves one). */
+  async workers(now: number): Promise<Map<string, string | undefined>> {
+    const records = await this.journal.listDocuments(WORKERS);
+    const live = new Map<string, string | undefined>();
+    for (const record of records) {
+      const doc = record.doc as WorkerDoc;
+      if (doc.until > now) live.set(record.id, typeof doc.endpoint === "string" ? doc.endpoint : undefined);
+    }
+    return live;
+  }
+
+  /** Announce `workerId` alive until `until` (serving commands at `endpoint`, when given). */
+  async heartbeat(workerId: string, until: number, now: number, endpoint?: string): Promise<void> {
+    await this.journal.commit({
+      documents: [{ collection: WORKERS, id: workerId, doc: workerDoc(until, endpoint) }],
+      now,
+    });
   }
 
   /** Withdraw `workerId`'s heartbeat (a worker that stops), so the others count one less at once. */
@@ -114,7 +129,13 @@ export class SliceLeaseStore {
    * when every fence still holds. A slice whose fence moved (another worker took it) is left out and
    * returned; the others are renewed by a commit without it.
    */
-  async renew(held: ReadonlyMap<number, number>, owner: string, until: number, now: number): Promise<number[]> {
+  async renew(
+    held: ReadonlyMap<number, number>,
+    owner: string,
+    until: number,
+    now: number,
+    endpoint?: string,
+  ): Promise<number[]> {
     const remaining = new Map(held);
     const lost: number[] = [];
     for (;;) {
@@ -122,7 +143,7 @@ export class SliceLeaseStore {
         await this.journal.commit({
           checkpoints: [...remaining].map(([slice, token]) => fenceCheckpoint(slice, token)),
           documents: [
-            { collection: WORKERS, id: owner, doc: { until } satisfies WorkerDoc },
+            { collection: WORKERS, id: owner, doc: workerDoc(until, endpoint) },
             ...[...remaining].map(([slice, token]) => ({
               collection: SLICE_LEASES,
               id: String(slice),
@@ -161,6 +182,9 @@ export class SliceLeaseStore {
     }
   }
 }
+
+const workerDoc = (until: number, endpoint: string | undefined): WorkerDoc =>
+  endpoint === undefined ? { until } : { until, endpoint };
 
 /** The slice whose fence refused a commit, or undefined when `error` is something else. */
 export function fencedSlice(error: unknown): number | undefined {

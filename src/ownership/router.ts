@@ -7,11 +7,14 @@ import { isRoutedOutcome, outcomeMessageId, type Typed } from "../core/decider.j
 import { resolveEnvironment } from "../core/environment.js";
 import type { HandOver } from "../core/hand-over.js";
 import { commandPrint, requireSameCommand } from "../core/held-command.js";
+import type { Logger } from "../core/logger.js";
 import type { SendOptions, SendResult } from "../core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../core/slices.js";
 import type { CommandSink } from "../effects/context.js";
 import type { EventRecord, Journal, OutboxRow } from "../journal/types.js";
 import { perRegistry } from "../observability/per-registry.js";
+import type { PeerLink } from "./peer-link.js";
+import type { PeerAnswer } from "./peer-protocol.js";
 
 /** What the router needs of a runtime (a `Runtime` fits). */
 export interface LocalRuntime {
@@ -31,6 +34,22 @@ export interface CommandRouterOptions {
   /** First and largest pause between two reads of a forwarded row (default 5 ms and 200 ms). */
   pollMs?: { initial: number; max: number };
   registry?: Registry;
+  logger?: Logger;
+  /**
+   * Send a command straight to its owner's peer endpoint before the journal: one HTTP request on a
+   * warm connection instead of an outbox row, the owner's claim and this worker's polls. Any
+   * failure to get an answer (no endpoint known, refused, timed out, the slice moved) takes the
+   * journal path with the same message id, so the command still runs once.
+   */
+  peers?: RouterPeers;
+}
+
+export interface RouterPeers {
+  link: PeerLink;
+  /** The endpoint of the worker owning `slice` now, as far as this worker knows (a `SliceLeaseManager` knows). */
+  endpointOf(slice: number): string | undefined;
+  /** How long to wait for a peer's answer before the journal path (default `OWNERSHIP_DEFAULTS.peerTimeoutMs`). */
+  timeoutMs?: number;
 }
 
 /** What a routed command answers: the runtime's result, or a forward's (no version, no events). */
@@ -63,15 +82,26 @@ export class ForwardTimeoutError extends RetryableError {
   }
 }
 
-const metricsFor = perRegistry(
-  (registry) =>
-    new Counter({
-      name: "oncely_commands_forwarded_total",
-      help: "Commands for an actor of a slice this worker does not own, forwarded to its owner through the journal",
-      labelNames: ["actor"],
-      registers: [registry],
-    }),
-);
+const metricsFor = perRegistry((registry) => ({
+  forwarded: new Counter({
+    name: "oncely_commands_forwarded_total",
+    help: "Commands for an actor of a slice this worker does not own, forwarded to its owner through the journal",
+    labelNames: ["actor"],
+    registers: [registry],
+  }),
+  sentToPeer: new Counter({
+    name: "oncely_commands_sent_to_peer_total",
+    help: "Commands for an actor of a slice this worker does not own, sent straight to its owner's peer endpoint and answered there",
+    labelNames: ["actor"],
+    registers: [registry],
+  }),
+  peerFallbacks: new Counter({
+    name: "oncely_peer_fallbacks_total",
+    help: "Commands that went through the journal because their owner's peer endpoint gave no answer (unreachable, timed out, not the owner, could not run it now)",
+    labelNames: ["actor", "reason"],
+    registers: [registry],
+  }),
+}));
 
 /** The error the runtime throws for a command of a slice it does not own (by name: the ownership module defines it). */
 const isNotOwner = (error: unknown): boolean => error instanceof Error && error.name === "NotOwnerError";
@@ -106,7 +136,10 @@ export class CommandRouter implements CommandSink {
   private readonly ids: IdGenerator;
   private readonly timeoutMs: number;
   private readonly poll: { initial: number; max: number };
-  private readonly forwarded: Counter<"actor">;
+  private readonly metrics: ReturnType<typeof metricsFor>;
+  private readonly peers: RouterPeers | undefined;
+  private readonly peerTimeoutMs: number;
+  private readonly logger: Logger;
 
   constructor(options: CommandRouterOptions) {
     this.runtime = options.runtime;
@@ -117,7 +150,10 @@ export class CommandRouter implements CommandSink {
     this.ids = env.ids;
     this.timeoutMs = options.timeoutMs ?? OWNERSHIP_DEFAULTS.forwardTimeoutMs;
     this.poll = options.pollMs ?? { initial: 5, max: 200 };
-    this.forwarded = metricsFor(env.registry);
+    this.metrics = metricsFor(env.registry);
+    this.peers = options.peers;
+    this.peerTimeoutMs = options.peers?.timeoutMs ?? OWNERSHIP_DEFAULTS.peerTimeoutMs;
+    this.logger = options.logger ?? env.logger;
   }
 
   /** Whether this worker owns `address`'s slice now. */
@@ -155,6 +191,80 @@ export class CommandRouter implements CommandSink {
     const { type } = parseAddress(address);
     // An effect's or a message's outcome keeps the id the actor dedups it by (as a local send would).
     const messageId = options.messageId ?? (isRoutedOutcome(command) ? outcomeMessageId(command) : this.ids.next());
+    // A delivered forward row is the journal path already: its reply goes back through the row.
+    if (this.peers && options.deliveringRow === undefined) {
+      const direct = await this.sendToPeer(address, type, command, messageId, options.correlationId);
+      if (direct) return direct;
+    }
+    return this.forwardThroughJournal(address, type, command, messageId, options);
+  }
+
+  /**
+   * The command sent to the owner's peer endpoint: its result, or undefined when the journal path
+   * must take it (counted and logged with why). A refusal by the owner's decision is thrown as a
+   * journal forward's would be.
+   *
+   * Failure window: the owner committed, and its answer was lost or came after the timeout. The
+   * journal forward that follows carries the same message id; the owner's inbox answers it as a
+   * duplicate with the stored reply, so the command ran once and the caller gets its reply.
+   */
+  private async sendToPeer(
+    address: string,
+    type: string,
+    command: Typed,
+    messageId: string,
+    correlationId: string | undefined,
+  ): Promise<RoutedResult | undefined> {
+    const peers = this.peers as RouterPeers;
+    const endpoint = peers.endpointOf(sliceOfAddress(address, this.ownership.sliceCount));
+    if (endpoint === undefined) return undefined;
+    let answer: PeerAnswer;
+    try {
+      answer = await peers.link.send(
+        endpoint,
+        { address, command, messageId, ...(correlationId === undefined ? {} : { correlationId }) },
+        this.peerTimeoutMs,
+      );
+    } catch (error) {
+      this.fellBack(address, type, endpoint, "unreachable", error);
+      return undefined;
+    }
+    switch (answer.kind) {
+      case "handled":
+        this.metrics.sentToPeer.inc({ actor: type });
+        return { reply: answer.reply, duplicate: answer.duplicate, forwarded: true, version: undefined, events: [] };
+      case "rejected":
+        this.metrics.sentToPeer.inc({ actor: type });
+        throw new CommandRejectedError(
+          `forwarded command ${command.type} to ${address} failed: ${answer.name}: ${answer.message}`,
+        );
+      case "not-owner":
+        this.fellBack(address, type, endpoint, "not_owner", undefined);
+        return undefined;
+      case "retryable":
+        this.fellBack(address, type, endpoint, "retryable", `${answer.name}: ${answer.message}`);
+        return undefined;
+    }
+  }
+
+  private fellBack(address: string, type: string, endpoint: string, reason: string, error: unknown): void {
+    this.metrics.peerFallbacks.inc({ actor: type, reason });
+    // A slice that just moved is routine (debug); a peer that cannot be reached or cannot run it is not.
+    const log = reason === "not_owner" ? this.logger.debug : this.logger.warn;
+    log.call(
+      this.logger,
+      { address, endpoint, reason, err: error },
+      "command sent through the journal: its owner's peer endpoint gave no answer",
+    );
+  }
+
+  private async forwardThroughJournal(
+    address: string,
+    type: string,
+    command: Typed,
+    messageId: string,
+    options: SendOptions,
+  ): Promise<RoutedResult> {
     const id = forwardRowId(address, messageId);
     const payload = {
       to: address,
@@ -167,7 +277,7 @@ export class CommandRouter implements CommandSink {
       outbox: [{ id, category: "message", kind: type, stream: address, payload, notBefore: now }],
       now,
     });
-    this.forwarded.inc({ actor: type });
+    this.metrics.forwarded.inc({ actor: type });
     const inserted = (committed.inserted ?? []).some((row) => row.id === id);
     const row = await this.awaitDone(address, messageId, id);
     if (!inserted) requireSameForward(row, address, messageId, command);
