@@ -29,4 +29,3 @@ export async function readStateOneByOne(journal: StateReadSources, reads: StateR
 export function readState(journal: StateReadSources & Partial<StateReader>, reads: StateReads): Promise<StateAnswers> {
   return journal.readState ? journal.readState(reads) : readStateOneByOne(journal, reads);
 }
-
