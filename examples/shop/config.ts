@@ -58,6 +58,20 @@ export const shopEnvSchema = z.strictObject({
     .enum(["true", "false", "1", "0"], { message: "must be true, false, 1 or 0" })
     .transform((v) => v === "true" || v === "1")
     .default(false),
+  /**
+   * With SLICE_LEASES: the port this worker serves its slices' commands to the other workers on
+   * (0: any free one), so a request that reaches the wrong worker goes straight to the owner rather
+   * than through the journal. Needs PEER_SECRET; PEER_HOST (default 127.0.0.1) is where it listens
+   * and PEER_ADVERTISE the URL the others reach it at (default http://PEER_HOST:port).
+   */
+  PEER_PORT: z.coerce.number<string>().int("must be an integer").min(0).max(65_535).optional(),
+  PEER_HOST: z.string().min(1).optional(),
+  PEER_ADVERTISE: z
+    .string()
+    .regex(/^https?:\/\/.+/, "must be an http:// URL")
+    .optional(),
+  /** Shared by every worker (at least 16 characters): each command sent to a peer is signed with it. */
+  PEER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   /** Transport of integration events; default `nats` when NATS_URL is set, else `in-process`. */
   TRANSPORT: z.enum(["in-process", "nats"], { message: "must be in-process or nats" }).optional(),
   /** NATS server for the JetStream stream `SHOP` (e.g. nats://127.0.0.1:4222). */
@@ -157,10 +171,21 @@ export function loadShopEnv(env: Record<string, string | undefined>): ShopEnv {
       `SHIPMENT_CHECK_MS: must be shorter than SHIPMENT_DEADLINE_MS (${deadline}), so the warehouse is asked before the order needs attention (got "${check}")`,
     ]);
   }
+  if (config.PEER_PORT !== undefined && (config.PEER_SECRET === undefined || !config.SLICE_LEASES)) {
+    throw new ShopConfigError([
+      "PEER_PORT: needs SLICE_LEASES=1 (the leases say which worker owns what) and PEER_SECRET (the same on every worker)",
+    ]);
+  }
   return { ...config, SHIPMENT_CHECK_MS: check };
 }
 
 /** Never echo a token, a secret, a key or a password (or a URL's password, below) back into an error message. */
-const SECRETS = new Set(["ONCELY_ADMIN_TOKEN", "WAREHOUSE_WEBHOOK_SECRET", "SHOP_SIGNING_KEYS", "NATS_PASSWORDS"]);
+const SECRETS = new Set([
+  "PEER_SECRET",
+  "ONCELY_ADMIN_TOKEN",
+  "WAREHOUSE_WEBHOOK_SECRET",
+  "SHOP_SIGNING_KEYS",
+  "NATS_PASSWORDS",
+]);
 
 const redact = (value: string) => value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");

@@ -38,6 +38,25 @@ describe("shop configuration from the environment", () => {
   });
 });
 
+describe("peer forwarding between workers", () => {
+  it("serves a peer port only with slice leases and a shared secret, never echoing the secret", () => {
+    const secret = "a-peer-secret-of-24-chars";
+    const env = loadShopEnv({ SLICE_LEASES: "1", PEER_PORT: "0", PEER_SECRET: secret });
+    expect(env).toMatchObject({ PEER_PORT: 0, PEER_SECRET: secret });
+    expect(() => loadShopEnv({ PEER_PORT: "0", PEER_SECRET: secret })).toThrow(/PEER_PORT: needs SLICE_LEASES=1/);
+    expect(() => loadShopEnv({ SLICE_LEASES: "1", PEER_PORT: "0" })).toThrow(/PEER_SECRET/);
+    let short: unknown;
+    try {
+      loadShopEnv({ SLICE_LEASES: "1", PEER_PORT: "0", PEER_SECRET: "tooShortSecret" });
+    } catch (error) {
+      short = error;
+    }
+    expect(short).toBeInstanceOf(ShopConfigError);
+    expect(String(short)).toMatch(/PEER_SECRET: must be at least 16 characters/);
+    expect(String(short)).not.toContain("tooShortSecret");
+  });
+});
+
 describe("shipment check delay", () => {
   it("asks the warehouse a minute after the picklist's acceptance by default (half a shorter deadline), or when told", () => {
     expect(loadShopEnv({})).toMatchObject({ SHIPMENT_CHECK_MS: 60_000, SHIPMENT_DEADLINE_MS: 900_000 });

@@ -5,6 +5,7 @@ import type { EffectPolicy, Host, Journal, Ownership, Runtime, Transport } from 
 import {
   type Clock,
   createHost,
+  type HostPeers,
   type IdGenerator,
   type Logger,
   observeJournal,
@@ -85,6 +86,8 @@ export interface ShopOptions {
   dispatcherOwner?: string | undefined;
   /** Run only the actors of the slices this worker leases (several workers on PostgreSQL); see `SliceLeaseManager`. */
   sliceLeases?: boolean | undefined;
+  /** With `sliceLeases`: serve this worker's slices to the other workers and send theirs straight to them (see `HostPeers`). */
+  peers?: HostPeers | undefined;
   faults?: Faults | undefined;
   /**
    * `false`: integration events go through outbox rows and the relay even on the journal transport
@@ -160,6 +163,15 @@ export function shopOptionsFromEnv(env: ShopEnv): ShopOptions {
     effectConcurrency: env.EFFECT_CONCURRENCY,
     dispatcherOwner: env.DISPATCHER_OWNER,
     sliceLeases: env.SLICE_LEASES,
+    peers:
+      env.PEER_PORT === undefined
+        ? undefined
+        : {
+            listen: { port: env.PEER_PORT, ...(env.PEER_HOST ? { host: env.PEER_HOST } : {}) },
+            ...(env.PEER_ADVERTISE ? { advertise: env.PEER_ADVERTISE } : {}),
+            // loadShopEnv refuses PEER_PORT without PEER_SECRET.
+            secret: env.PEER_SECRET ?? "",
+          },
     transport: env.TRANSPORT ?? (env.NATS_URL ? "nats" : "in-process"),
     natsUrl: env.NATS_URL,
     integrationFaults: {
@@ -319,7 +331,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
       // Leases when asked for (this worker's share of the slices, taken at start); else an ownership
       // given by the caller (tests split the slices by hand); else every actor.
       ...(options.sliceLeases
-        ? { ownership: { leases: { workerId: name } } }
+        ? { ownership: { leases: { workerId: name } }, ...(options.peers ? { peers: options.peers } : {}) }
         : options.ownership
           ? { ownership: options.ownership }
           : {}),
