@@ -8,12 +8,21 @@ import { runDemo } from "../examples/shop/demo/run-demo.js";
  * `npm run bench -- scale --workers 1,2,3`: the shop end to end (the demo's run, no faults, no kills,
  * no cancels, stock-outs or short shipments) once per number of worker processes, one after another
  * in one run, so the figures compare. Options: `--orders N` (default 300), `--db <postgres url>`,
- * `--transport nats|in-process` (default nats), `--nats-url`. Figures only, no assertion.
+ * `--transport nats|in-process` (default nats), `--nats-url`, `--rate R` (orders/s offered: one order every
+ * 1000/R ms; default as fast as the shop accepts them, at most 100 unfinished), `--no-peers` (several workers
+ * forward a request that reached the wrong worker through the journal only, not straight to the owner's peer
+ * port first). Figures only, no assertion.
+ *
+ * Without `--rate` the client keeps up to 100 orders open, so the shop is saturated and p50 is mostly queueing
+ * (Little's law: open orders / orders per second). With `--rate` below the saturated rate, p50/p99 are the
+ * pipeline's own latency at that load.
  *
  * Per N: orders/s (first order placed -> last order terminal), p50/p99 placed -> terminal, CPU per order
- * (the workers' processes, from /proc/<pid>/stat, from the first order on; the demo process itself:
+ * (the workers' processes, from /proc/<pid>/stat, from the first order to the last order's end, the audit
+ * after it left out, as for every figure but the commands and conflicts; the demo process itself:
  * client and providers; and the whole machine from /proc/stat, which counts everything else running),
- * commands and cross-worker version conflicts per 1,000 orders (the workers' /metrics), and PostgreSQL
+ * commands and cross-worker version conflicts per 1,000 orders, commands forwarded to another worker (straight
+ * to its peer port, and through the journal) per 1,000 orders (the workers' /metrics), and PostgreSQL
  * transactions committed per order (pg_stat_database of the database: other users of it count too).
  */
 
@@ -23,6 +32,10 @@ interface ScaleOptions {
   db: string;
   transport: "nats" | "in-process";
   natsUrl: string;
+  /** Orders per second offered; undefined: as fast as the shop accepts them. */
+  rate: number | undefined;
+  /** False with `--no-peers`: several workers forward through the journal only. */
+  peers: boolean;
 }
 
 export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
@@ -43,7 +56,20 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
   }
   const db = value("db") ?? process.env.ONCELY_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
   if (!/^postgres(ql)?:\/\//.test(db)) throw new Error(`--db must be a postgres:// URL, got "${db}"`);
-  return { workers, orders, db, transport, natsUrl: value("nats-url") ?? "nats://127.0.0.1:4222" };
+  const rateRaw = value("rate");
+  const rate = rateRaw === undefined ? undefined : Number(rateRaw);
+  if (rate !== undefined && !(Number.isFinite(rate) && rate > 0 && rate <= 100_000)) {
+    throw new Error(`--rate needs orders per second above 0 (at most 100000), got "${rateRaw}"`);
+  }
+  return {
+    workers,
+    orders,
+    db,
+    transport,
+    natsUrl: value("nats-url") ?? "nats://127.0.0.1:4222",
+    rate,
+    peers: !argv.includes("--no-peers"),
+  };
 }
 
 /** Busy and total jiffies of the whole machine (/proc/stat's first line). */
@@ -77,16 +103,17 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
   const options = parseScaleArgs(process.argv.slice(2));
   const schema = `oncely_bench_scale_${process.pid}`;
   print(
-    `the shop end to end, ${options.orders} orders per run, PostgreSQL + ${options.transport}, no faults, no kills; workers ${options.workers.join(", ")}`,
+    `the shop end to end, ${options.orders} orders per run, PostgreSQL + ${options.transport}, no faults, no kills; workers ${options.workers.join(", ")}; ${options.rate === undefined ? "orders as fast as the shop accepts them (at most 100 open: p50 is mostly queueing)" : `${options.rate} orders/s offered`}`,
   );
   print(
-    "workers | orders/s | p50 ms | p99 ms | worker CPU ms/order | demo CPU ms/order | machine busy ms/order | commands/order | conflicts/1,000 orders | pg commits/order | audit",
+    "workers | orders/s | p50 ms | p99 ms | worker CPU ms/order | demo CPU ms/order | machine busy ms/order | commands/order | conflicts/1,000 orders | forwards/1,000 orders (peer, journal) | pg commits/order | audit",
   );
   try {
     for (const workers of options.workers) {
       const machineBefore = machineTicks();
       const demoBefore = process.cpuUsage();
       const commitsBefore = await committedTransactions(options.db);
+      let ended: { machine: { busy: number; total: number }; demoCpu: NodeJS.CpuUsage; commits: number } | undefined;
       const result = await runDemo({
         orders: options.orders,
         seed: 1,
@@ -101,16 +128,33 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
         cancelRate: 0,
         outOfStockRate: 0,
         shortShipRate: 0,
+        arrivalMs: options.rate === undefined ? undefined : 1000 / options.rate,
+        peers: options.peers,
+        // Closing figures when the last order ended: the audit's reads after it are not the orders' work.
+        onOrdersEnded: async () => {
+          ended = {
+            machine: machineTicks(),
+            demoCpu: process.cpuUsage(demoBefore),
+            commits: await committedTransactions(options.db),
+          };
+        },
       });
-      const commits = (await committedTransactions(options.db)) - commitsBefore;
-      const demoCpu = process.cpuUsage(demoBefore);
-      const machineAfter = machineTicks();
+      const closing = ended ?? {
+        machine: machineTicks(),
+        demoCpu: process.cpuUsage(demoBefore),
+        commits: await committedTransactions(options.db),
+      };
+      const commits = closing.commits - commitsBefore;
+      const demoCpu = closing.demoCpu;
+      const machineAfter = closing.machine;
       const t = result.throughput;
-      const ended = t?.orders ?? 0;
-      const perOrder = (x: number) => (ended > 0 ? (x / ended).toFixed(1) : "-");
+      const orders = t?.orders ?? 0;
+      const perOrder = (x: number) => (orders > 0 ? (x / orders).toFixed(1) : "-");
       const workerCpu = result.workerFigures.reduce((n, w) => n + w.cpuMs, 0);
       const conflicts = result.workerFigures.reduce((n, w) => n + w.versionConflicts, 0);
       const commands = result.workerFigures.reduce((n, w) => n + w.commands, 0);
+      const toPeers = result.workerFigures.reduce((n, w) => n + w.sentToPeer, 0);
+      const throughJournal = result.workerFigures.reduce((n, w) => n + w.forwardedThroughJournal, 0);
       // jiffies are 10 ms each (USER_HZ 100).
       const machineBusyMs = (machineAfter.busy - machineBefore.busy) * 10;
       const missing = result.workerFigures.filter((w) => w.metricsError).map((w) => w.metricsError);
@@ -124,7 +168,10 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
           perOrder((demoCpu.user + demoCpu.system) / 1000),
           perOrder(machineBusyMs),
           perOrder(commands),
-          ended > 0 ? ((1000 * conflicts) / ended).toFixed(1) : "-",
+          orders > 0 ? ((1000 * conflicts) / orders).toFixed(1) : "-",
+          orders > 0
+            ? `${Math.round((1000 * toPeers) / orders)}, ${Math.round((1000 * throughJournal) / orders)}`
+            : "-",
           perOrder(commits),
           result.report.violated.length === 0 ? "clean" : `FAILED: ${result.report.violated.join(", ")}`,
         ].join(" | "),

@@ -36,6 +36,12 @@ describe("the figures the partition runs and the scale bench read", () => {
       transport: "nats",
     });
     expect(parseScaleArgs([]).workers).toEqual([1, 2, 3]);
+    expect(parseScaleArgs([]).rate).toBeUndefined();
+    expect(parseScaleArgs([]).peers).toBe(true);
+    expect(parseScaleArgs(["--no-peers"]).peers).toBe(false);
+    expect(parseScaleArgs(["--rate", "12.5"]).rate).toBe(12.5);
+    expect(() => parseScaleArgs(["--rate", "0"])).toThrow(/--rate/);
+    expect(() => parseScaleArgs(["--rate", "fast"])).toThrow(/--rate/);
     expect(() => parseScaleArgs(["--workers", "1,x"])).toThrow(/--workers/);
     expect(() => parseScaleArgs(["--transport", "kafka"])).toThrow(/--transport/);
     expect(() => parseScaleArgs(["--db", "mysql://x"])).toThrow(/--db/);

@@ -79,6 +79,16 @@ export interface DemoOptions {
   /** Give up waiting for terminal orders after this long (default 60 s + 300 ms per order). */
   timeoutMs?: number | undefined;
   /**
+   * Called once every order ended (or the wait gave up), before the late webhooks and the audit: a
+   * benchmark takes its closing figures here, so the audit's reads are not counted as the orders' work.
+   */
+  onOrdersEnded?: (() => Promise<void> | void) | undefined;
+  /**
+   * `false`: several workers forward what reaches the wrong one through the journal only, not straight
+   * to the owner's peer port first (for comparing the two; default: peers).
+   */
+  peers?: boolean | undefined;
+  /**
    * Fraction of orders the client cancels, at a seeded moment: at once (before payment), a little
    * later (between payment and picklist) or around the shipment. Default `DEMO_CANCEL_RATE`.
    */
@@ -250,6 +260,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // The workers' credentials: the operator's admin token and the warehouse's webhook secret.
     const adminToken = `demo_${randomBytes(24).toString("base64url")}`;
     const webhookSecret = randomBytes(24).toString("base64url");
+    const peerSecret = randomBytes(24).toString("base64url");
     const warehouse = await startWarehouseProvider({
       webhookSecret,
       seed: options.seed + 2,
@@ -310,8 +321,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             EFFECT_TIMEOUT_MS: String(EFFECT_TIMEOUT_MS),
             TRANSPORT: transport,
             // Several workers on PostgreSQL own slices of the actors by leases (docs/design/ownership.md):
-            // each runs only its slices' actors, events and effects; what reaches another is forwarded.
-            ...(workerCount > 1 && options.db ? { SLICE_LEASES: "1" } : {}),
+            // each runs only its slices' actors, events and effects; what reaches another is forwarded,
+            // straight to the owner over its peer port (any free one), through the journal when that fails.
+            // The partition lab keeps the journal path alone: its workers sit in network namespaces of their own.
+            ...(workerCount > 1 && options.db
+              ? {
+                  SLICE_LEASES: "1",
+                  ...(partitioned || options.peers === false ? {} : { PEER_PORT: "0", PEER_SECRET: peerSecret }),
+                }
+              : {}),
             ...(injected
               ? {
                   INTEGRATION_DUPLICATE_RATE: String(injected.duplicateRate),
@@ -486,6 +504,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await sleep(200);
     }
     const timedOut = progress.terminal < placed.length;
+    // The workers' CPU for the orders: up to here, not the late webhooks and the audit after.
+    const cpuAtEnd = new Map(supervisors.map((w) => [w.pid, w.pid === undefined ? 0 : workerCpuMs(w.pid)]));
+    await options.onOrdersEnded?.();
     doneKilling = true;
     await killer;
     await pgRestarter;
@@ -529,6 +550,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const figures = await workerFigures(
       supervisors.map((w, i) => ({ pid: w.pid, url: workerUrls[i] as string })),
       cpuAtStart,
+      cpuAtEnd,
     );
     for (const supervisor of supervisors) {
       const pid = supervisor.pid;
