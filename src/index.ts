@@ -120,9 +120,9 @@ export {
   type HostConsumer,
   type HostOptions,
   type HostOwnership,
-  type HostPeers,
   type HostRetention,
 } from "./host/host.js";
+export type { HostPeers } from "./host/peers.js";
 export type { ActorHandle, CommandsOf, StateOf } from "./host/handles.js";
 export type { SettledEffect, WaitOptions } from "./host/await.js";
 // The runtime alone (the host builds one): sends commands to actors, commits their decisions.

@@ -21,15 +21,13 @@ import { Relay, type RelayOptions } from "../messaging/relay.js";
 import type { Subscription, Transport } from "../messaging/transport.js";
 import { JournalTransport } from "../messaging/transports/journal.js";
 import { SliceLeaseManager } from "../ownership/lease-manager.js";
-import { HttpPeerLink } from "../ownership/peer-link.js";
-import { requirePeerSecret } from "../ownership/peer-protocol.js";
-import { PeerServer } from "../ownership/peer-server.js";
 import { CommandRouter, type CommandRouterOptions, type RoutedResult } from "../ownership/router.js";
 import type { RetentionJob } from "../retention/job.js";
 import { Awaiter, type SettledEffect, type WaitOptions } from "./await.js";
 import { CommitSignal } from "./commit-signal.js";
 import { GapWatch } from "./gap-watch.js";
 import { type ActorHandle, actorHandle, type CommandsOf, type StateOf } from "./handles.js";
+import { HostPeering, type HostPeers } from "./peers.js";
 import { type HostRetention, retentionJobs } from "./retention.js";
 
 export type { HostRetention } from "./retention.js";
@@ -54,22 +52,6 @@ export type HostOwnership =
         maxMovesPerRound?: number;
       };
     };
-
-/**
- * How the workers sharing a journal reach each other: each listens on `listen` and publishes
- * `advertise` with its lease heartbeat; a command for a slice another worker holds goes to that
- * worker's endpoint first, and through the journal when it gives no answer.
- */
-export interface HostPeers {
-  /** Where this worker listens for its peers' commands (`port` 0: any free port). Default host 127.0.0.1. */
-  listen: { port: number; host?: string };
-  /** The URL the other workers reach this one at (default `http://<host>:<port listened on>`). */
-  advertise?: string;
-  /** At least 16 characters, the same on every worker: each command is signed with it and checked on receipt. */
-  secret: string;
-  /** How long to wait for a peer's answer before the journal path (default `OWNERSHIP_DEFAULTS.peerTimeoutMs`). */
-  timeoutMs?: number;
-}
 
 /** A consumer of integration events, subscribed by the host to `subjects`. */
 export type HostConsumer = Omit<ConsumerOptions, Shared | "runtime"> & {
@@ -195,12 +177,7 @@ export class Host {
   /** The slices this host runs; a lease manager the host started when given `{ leases }`. */
   readonly ownership: Ownership | undefined;
   private readonly leases: SliceLeaseManager | undefined;
-  private readonly peerLink: HttpPeerLink | undefined;
-  private readonly peerServer:
-    | { server: PeerServer; listen: HostPeers["listen"]; advertise: string | undefined }
-    | undefined;
-  /** Where the other workers reach this one, once its peer server listens. */
-  private peerEndpoint: string | undefined;
+  private readonly peering: HostPeering | undefined;
   readonly consumers: readonly Consumer[];
   /** The operator's queue of Unknown effects on this host's journal: list them, settle one (see `Reconciliation`). */
   readonly reconciliation: Reconciliation;
@@ -251,23 +228,8 @@ export class Host {
     const messaging = { metrics: messagingMetrics(env.registry) };
     const given = options.ownership;
     // Lease commits go to the given journal, not the observed one: they are no actor's commits.
-    const peers = options.peers;
-    if (peers !== undefined && !(given && "leases" in given)) {
-      throw new InvalidInputError(
-        "createHost peers needs ownership: { leases }: the leases say which worker owns what",
-      );
-    }
-    if (peers !== undefined) {
-      requirePeerSecret(peers.secret);
-      if (!Number.isInteger(peers.listen?.port) || peers.listen.port < 0 || peers.listen.port > 65_535) {
-        throw new InvalidInputError(
-          `createHost peers.listen.port must be a port number (0 for any), got ${peers.listen?.port}`,
-        );
-      }
-      if (peers.advertise !== undefined && !/^https?:\/\/[^/]+/.test(peers.advertise)) {
-        throw new InvalidInputError(`createHost peers.advertise must be an http:// URL, got "${peers.advertise}"`);
-      }
-    }
+    const peering = options.peers && new HostPeering(options.peers, given !== undefined && "leases" in given);
+    this.peering = peering;
     this.leases =
       given && "leases" in given
         ? new SliceLeaseManager({
@@ -275,7 +237,7 @@ export class Host {
             ...shared,
             ...registry,
             journal: options.journal,
-            ...(peers ? { endpoint: () => this.peerEndpoint } : {}),
+            ...(peering ? { endpoint: () => peering.endpoint } : {}),
           })
         : undefined;
     this.ownership = this.leases ?? (given as Ownership | undefined);
@@ -289,7 +251,6 @@ export class Host {
       actors: options.actors,
     });
     const leases = this.leases;
-    this.peerLink = peers && new HttpPeerLink(peers.secret);
     this.router =
       this.ownership &&
       new CommandRouter({
@@ -301,30 +262,9 @@ export class Host {
         clock: this.clock,
         logger: env.logger,
         ids,
-        ...(this.peerLink && leases
-          ? {
-              peers: {
-                link: this.peerLink,
-                endpointOf: (slice: number) => leases.peerEndpointOf(slice),
-                ...(peers?.timeoutMs === undefined ? {} : { timeoutMs: peers.timeoutMs }),
-              },
-            }
-          : {}),
+        ...(peering && leases ? { peers: peering.routerPeers(leases) } : {}),
       });
-    this.peerServer =
-      peers && this.ownership
-        ? {
-            server: new PeerServer({
-              runtime: this.runtime,
-              ownership: this.ownership,
-              secret: peers.secret,
-              logger: env.logger,
-              registry: env.registry,
-            }),
-            listen: peers.listen,
-            advertise: peers.advertise,
-          }
-        : undefined;
+    if (peering && this.ownership) peering.serve(this.runtime, this.ownership, env.logger, env.registry);
     this.dispatcher = new Dispatcher({
       ...options.dispatcher,
       ...shared,
@@ -409,13 +349,7 @@ export class Host {
     if (this.stopping.signal.aborted) throw new InvalidInputError(`host ${this.name} was stopped; create a new one`);
     if (this.running) return;
     this.running = [];
-    // Listening before the first lease round, so the first heartbeat already says where this worker is.
-    if (this.peerServer) {
-      const { server, listen, advertise } = this.peerServer;
-      const host = listen.host ?? "127.0.0.1";
-      const port = await server.listen(listen.port, host);
-      this.peerEndpoint = advertise ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-    }
+    await this.peering?.listen(); // before the first lease round: its heartbeat says where this worker is
     await this.leases?.start();
     this.dispatcher.start();
     this.relay?.start();
@@ -445,8 +379,7 @@ export class Host {
     this.stopped ??= (async () => {
       this.stopping.abort();
       // Peers' commands stop first: a sender finds the port closed and takes the journal path.
-      await this.peerServer?.server.close();
-      this.peerLink?.close();
+      await this.peering?.close();
       await Promise.all(this.retention.map((job) => job.stop()));
       await Promise.all(this.gapWatches.map((watch) => watch.stop()));
       await Promise.all((this.running ?? []).map(({ subscription }) => subscription.stop()));
