@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { runDemo } from "../examples/shop/demo/run-demo.js";
+import { type ServerCpu, serverCpu, serverCpuSince } from "./server-cpu.js";
 
 /**
  * `npm run bench -- scale --workers 1,2,3`: the shop end to end (the demo's run, no faults, no kills,
@@ -19,7 +20,8 @@ import { runDemo } from "../examples/shop/demo/run-demo.js";
  *
  * Per N: orders/s (first order placed -> last order terminal), p50/p99 placed -> terminal, CPU per order
  * (the workers' processes, from /proc/<pid>/stat, from the first order to the last order's end, the audit
- * after it left out, as for every figure but the commands and conflicts; the demo process itself:
+ * after it left out, as for every figure but the commands and conflicts; PostgreSQL's and NATS's servers when
+ * they run on this machine, "-" otherwise (bench/server-cpu.ts); the demo process itself:
  * client and providers; and the whole machine from /proc/stat, which counts everything else running),
  * commands and cross-worker version conflicts per 1,000 orders, commands forwarded to another worker (straight
  * to its peer port, and through the journal) per 1,000 orders (the workers' /metrics), and PostgreSQL
@@ -106,14 +108,17 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
     `the shop end to end, ${options.orders} orders per run, PostgreSQL + ${options.transport}, no faults, no kills; workers ${options.workers.join(", ")}; ${options.rate === undefined ? "orders as fast as the shop accepts them (at most 100 open: p50 is mostly queueing)" : `${options.rate} orders/s offered`}`,
   );
   print(
-    "workers | orders/s | p50 ms | p99 ms | worker CPU ms/order | demo CPU ms/order | machine busy ms/order | commands/order | conflicts/1,000 orders | forwards/1,000 orders (peer, journal) | pg commits/order | audit",
+    "workers | orders/s | p50 ms | p99 ms | worker CPU ms/order | demo CPU ms/order | postgres CPU ms/order | nats CPU ms/order | machine busy ms/order | commands/order | conflicts/1,000 orders | forwards/1,000 orders (peer, journal) | pg commits/order | audit",
   );
   try {
     for (const workers of options.workers) {
       const machineBefore = machineTicks();
+      const serversBefore = serverCpu();
       const demoBefore = process.cpuUsage();
       const commitsBefore = await committedTransactions(options.db);
-      let ended: { machine: { busy: number; total: number }; demoCpu: NodeJS.CpuUsage; commits: number } | undefined;
+      let ended:
+        | { machine: { busy: number; total: number }; servers: ServerCpu; demoCpu: NodeJS.CpuUsage; commits: number }
+        | undefined;
       const result = await runDemo({
         orders: options.orders,
         seed: 1,
@@ -134,6 +139,7 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
         onOrdersEnded: async () => {
           ended = {
             machine: machineTicks(),
+            servers: serverCpu(),
             demoCpu: process.cpuUsage(demoBefore),
             commits: await committedTransactions(options.db),
           };
@@ -141,12 +147,14 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
       });
       const closing = ended ?? {
         machine: machineTicks(),
+        servers: serverCpu(),
         demoCpu: process.cpuUsage(demoBefore),
         commits: await committedTransactions(options.db),
       };
       const commits = closing.commits - commitsBefore;
       const demoCpu = closing.demoCpu;
       const machineAfter = closing.machine;
+      const servers = serverCpuSince(serversBefore, closing.servers);
       const t = result.throughput;
       const orders = t?.orders ?? 0;
       const perOrder = (x: number) => (orders > 0 ? (x / orders).toFixed(1) : "-");
@@ -166,6 +174,8 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
           t ? Math.round(t.p99Ms) : "-",
           perOrder(workerCpu),
           perOrder((demoCpu.user + demoCpu.system) / 1000),
+          servers.postgresMs === undefined ? "-" : perOrder(servers.postgresMs),
+          servers.natsMs === undefined ? "-" : perOrder(servers.natsMs),
           perOrder(machineBusyMs),
           perOrder(commands),
           orders > 0 ? ((1000 * conflicts) / orders).toFixed(1) : "-",

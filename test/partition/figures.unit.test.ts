@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseScaleArgs } from "../../bench/scale.js";
+import { serverCpuSince } from "../../bench/server-cpu.js";
 import { tcpCounter } from "../../examples/shop/demo/netns.js";
 import { sumMetric } from "../../examples/shop/demo/worker-figures.js";
 
@@ -45,5 +46,16 @@ describe("the figures the partition runs and the scale bench read", () => {
     expect(() => parseScaleArgs(["--workers", "1,x"])).toThrow(/--workers/);
     expect(() => parseScaleArgs(["--transport", "kafka"])).toThrow(/--transport/);
     expect(() => parseScaleArgs(["--db", "mysql://x"])).toThrow(/--db/);
+  });
+
+  it("takes the servers' CPU between two readings, and none where either reading has none", () => {
+    expect(serverCpuSince({ postgresMs: 1_000, natsMs: 50 }, { postgresMs: 1_750, natsMs: 80 })).toEqual({
+      postgresMs: 750,
+      natsMs: 30,
+    });
+    expect(serverCpuSince({ postgresMs: undefined, natsMs: 50 }, { postgresMs: 10, natsMs: undefined })).toEqual({
+      postgresMs: undefined,
+      natsMs: undefined,
+    });
   });
 });
