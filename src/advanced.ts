@@ -74,7 +74,7 @@ export {
   signPeerBody,
   verifyPeerBody,
 } from "./ownership/peer-protocol.js";
-export { PeerServer, type PeerServerOptions } from "./ownership/peer-server.js";
+export { answerPeerRequest, PeerServer, type PeerServerOptions } from "./ownership/peer-server.js";
 
 // ============================== Observability: metric sets ==============================
 // Each component builds its set in the registry it is given; these read the same set back.

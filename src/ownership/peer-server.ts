@@ -102,32 +102,10 @@ export class PeerServer {
     } catch {
       return this.refuse(res, 400, "not a peer command: the body is not JSON");
     }
-    const answer = await this.run(parsed);
+    const answer = await answerPeerRequest(this.options.runtime, this.options.ownership, parsed);
     this.requests.inc({ outcome: answer.kind });
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(answer));
-  }
-
-  private async run(request: PeerRequest): Promise<PeerAnswer> {
-    const { ownership, runtime } = this.options;
-    if (!ownership.owns(sliceOfAddress(request.address, ownership.sliceCount))) return { kind: "not-owner" };
-    try {
-      const result = await runtime.send(request.address, request.command, {
-        messageId: request.messageId,
-        ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
-      });
-      return { kind: "handled", reply: result.reply ?? null, duplicate: result.duplicate, version: result.version };
-    } catch (error) {
-      if (error instanceof NotOwnerError || (error instanceof Error && error.name === "FencedOutError")) {
-        return { kind: "not-owner" };
-      }
-      // A runtime closing under a request (this worker stopping): the sender's journal path takes it.
-      if (error instanceof RuntimeClosedError) {
-        return { kind: "retryable", name: error.name, message: error.message };
-      }
-      const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
-      return isRetryable(error) ? { kind: "retryable", name, message } : { kind: "rejected", name, message };
-    }
   }
 
   private refuse(res: ServerResponse, status: number, error: string): void {
@@ -155,4 +133,33 @@ function readBody(req: IncomingMessage, max: number): Promise<string | undefined
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
+}
+
+/**
+ * What a worker answers a peer's command with, whatever carried it (`PeerServer` over HTTP, or an
+ * in-memory link in a simulation): `not-owner` unless it owns the actor's slice now (checked before
+ * running, and again by the runtime and the fence), else the command run on `runtime` under the
+ * sender's message id: `handled`, `rejected` for a refusal for good, `retryable` for the rest.
+ */
+export async function answerPeerRequest(
+  runtime: LocalRuntime,
+  ownership: Ownership,
+  request: PeerRequest,
+): Promise<PeerAnswer> {
+  if (!ownership.owns(sliceOfAddress(request.address, ownership.sliceCount))) return { kind: "not-owner" };
+  try {
+    const result = await runtime.send(request.address, request.command, {
+      messageId: request.messageId,
+      ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
+    });
+    return { kind: "handled", reply: result.reply ?? null, duplicate: result.duplicate, version: result.version };
+  } catch (error) {
+    if (error instanceof NotOwnerError || (error instanceof Error && error.name === "FencedOutError")) {
+      return { kind: "not-owner" };
+    }
+    // A runtime closing under a request (this worker stopping): the sender's journal path takes it.
+    if (error instanceof RuntimeClosedError) return { kind: "retryable", name: error.name, message: error.message };
+    const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+    return isRetryable(error) ? { kind: "retryable", name, message } : { kind: "rejected", name, message };
+  }
 }
