@@ -168,7 +168,8 @@ if (options.json) {
           name === "operator-settled" ||
           name.startsWith("hand-over") ||
           name.startsWith("journal-log") ||
-          name.startsWith("slice-owners"),
+          name.startsWith("slice-owners") ||
+          name.startsWith("peer-forwards"),
       ),
       `invariant checks: ${report.checks}`,
       `violations: ${report.violations}`,

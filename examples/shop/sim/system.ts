@@ -39,6 +39,7 @@ import {
 import { customerCancels } from "./customer.js";
 import { journalLogWorker, logViewsHoldEveryEvent } from "./journal-log.js";
 import { type JourneyQueued, journeysFoldEveryEvent, journeysWorker } from "./journeys.js";
+import { peerForwardsOnce, peerForwardsWorker } from "./peer-forwards.js";
 import {
   handOverChecked,
   handOversInserted,
@@ -133,7 +134,9 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       brokerWorker(env),
       journeysWorker(env, journeysQueue(env)),
       journalLogWorker(env, journalLogFeed(env)),
-      sliceOwnersWorker(env),
+      // One slot for both ownership parts, the second once the first is done: another worker would move every
+      // seed's worker picks (a pick is taken modulo the number of workers) and with them what the shop's seeds reach.
+      inTurn(sliceOwnersWorker(env), peerForwardsWorker(env)),
       warehouseWorker(env),
     ],
     operator: settleAsOperator,
@@ -199,6 +202,7 @@ export function shopSimulation(options: ShopSimOptions = {}): SimulationSystem {
       handOversInserted,
       logViewsHoldEveryEvent,
       staleOwnerFenced,
+      peerForwardsOnce,
     ],
     reproduce: (seed, steps, run) =>
       [
@@ -238,6 +242,14 @@ function brokerQueues(env: SimEnv): Map<string, Queued[]> {
 
 /** Longer than any run's simulated time. */
 const NEVER_MS = 2 ** 40;
+
+/** One worker slot for two parts: the second runs at the steps the first has nothing left to do. */
+function inTurn(first: SimWorker, second: SimWorker): SimWorker {
+  return {
+    name: first.name,
+    runOnce: async () => (await first.runOnce()) || second.runOnce(),
+  };
+}
 
 /**
  * The journal as a started dispatcher that takes hand-overs sees it in the simulator: no wake-up
