@@ -1,28 +1,18 @@
-import { Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { defineActor } from "../../src/core/actor.js";
-import { silentLogger } from "../../src/core/logger.js";
 import { sliceOfAddress } from "../../src/core/slices.js";
-import { createHost, type Host } from "../../src/host/host.js";
 import type { SliceLeaseManager } from "../../src/ownership/lease-manager.js";
 import { forwardRowId } from "../../src/ownership/router.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
+import { PEER_SLICES, peerHost } from "./support/peer-hosts.js";
 
 /**
  * Two workers as two processes would be: each its own PostgreSQL journal (pool, group committer,
  * listener) on one schema, its own leases, and a peer port. The heartbeats that carry the
  * endpoints, the leases and the forward rows are the real ones in PostgreSQL.
  */
-const counter = defineActor<{ total: number }, { type: "Add"; n: number }, { type: "Added"; n: number }>({
-  type: "counter",
-  initialState: () => ({ total: 0 }),
-  evolve: (state, event) => ({ total: state.total + event.n }),
-  decide: (command, state) => ({ events: [{ type: "Added", n: command.n }], reply: state.total + command.n }),
-});
-
-const SLICES = 8;
-const secret = "peers-secret-for-postgres-tests";
+const SLICES = PEER_SLICES;
 const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
@@ -37,15 +27,7 @@ async function twoWorkers(advertiseB?: string) {
   const make = async (workerId: string, advertise?: string) => {
     const journal = postgresJournal({ connectionString: PG_URL, schema: fresh.schema, sliceCount: SLICES });
     await journal.migrate();
-    const registry = new Registry();
-    const host = createHost({
-      journal,
-      actors: [counter],
-      logger: silentLogger,
-      registry,
-      ownership: { leases: { workerId, sliceCount: SLICES, leaseMs: 60_000 } },
-      peers: { listen: { port: 0 }, secret, ...(advertise ? { advertise } : {}) },
-    });
+    const { host, registry } = peerHost(journal, workerId, advertise);
     await host.start();
     cleanups.push(async () => {
       await host.stop();

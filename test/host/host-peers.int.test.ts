@@ -1,7 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { CommandRejectedError, InvalidInputError } from "../../src/base/errors.js";
-import { defineActor } from "../../src/core/actor.js";
+import { InvalidInputError } from "../../src/base/errors.js";
 import { silentLogger } from "../../src/core/logger.js";
 import { sliceOfAddress } from "../../src/core/slices.js";
 import { createHost, type Host } from "../../src/host/host.js";
@@ -11,19 +10,10 @@ import type { SliceLeaseManager } from "../../src/ownership/lease-manager.js";
 import { HttpPeerLink, type PeerLink, PeerUnreachableError } from "../../src/ownership/peer-link.js";
 import { PEER_PATH, PEER_SIGNATURE_HEADER, signPeerBody } from "../../src/ownership/peer-protocol.js";
 import { CommandRouter, forwardRowId } from "../../src/ownership/router.js";
+import { counter, PEER_SECRET, PEER_SLICES, peerHost } from "./support/peer-hosts.js";
 
-const counter = defineActor<{ total: number }, { type: "Add"; n: number }, { type: "Added"; n: number }>({
-  type: "counter",
-  initialState: () => ({ total: 0 }),
-  evolve: (state, event) => ({ total: state.total + event.n }),
-  decide: (command, state) => {
-    if (command.n < 0) throw new CommandRejectedError(`cannot add ${command.n}`);
-    return { events: [{ type: "Added", n: command.n }], reply: state.total + command.n };
-  },
-});
-
-const SLICES = 8;
-const secret = "peers-secret-for-tests-0123";
+const SLICES = PEER_SLICES;
+const secret = PEER_SECRET;
 const started: Host[] = [];
 const registries = new Map<Host, Registry>();
 
@@ -34,15 +24,7 @@ afterEach(async () => {
 async function twoWorkers(options: { advertiseB?: string } = {}) {
   const journal = memoryJournal({ sliceCount: SLICES });
   const make = (workerId: string, advertise?: string) => {
-    const registry = new Registry();
-    const host = createHost({
-      journal,
-      actors: [counter],
-      logger: silentLogger,
-      registry,
-      ownership: { leases: { workerId, sliceCount: SLICES, leaseMs: 60_000 } },
-      peers: { listen: { port: 0 }, secret, ...(advertise ? { advertise } : {}) },
-    });
+    const { host, registry } = peerHost(journal, workerId, advertise);
     registries.set(host, registry);
     return host;
   };
