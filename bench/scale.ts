@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { runDemo } from "../examples/shop/demo/run-demo.js";
-import { type ServerCpu, serverCpu, serverCpuSince } from "./server-cpu.js";
+import { serverCpu, serverCpuSince } from "./server-cpu.js";
 
 /**
  * `npm run bench -- scale --workers 1,2,3`: the shop end to end (the demo's run, no faults, no kills,
@@ -116,9 +116,13 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
       const serversBefore = serverCpu();
       const demoBefore = process.cpuUsage();
       const commitsBefore = await committedTransactions(options.db);
-      let ended:
-        | { machine: { busy: number; total: number }; servers: ServerCpu; demoCpu: NodeJS.CpuUsage; commits: number }
-        | undefined;
+      const closingFigures = async () => ({
+        machine: machineTicks(),
+        servers: serverCpu(),
+        demoCpu: process.cpuUsage(demoBefore),
+        commits: await committedTransactions(options.db),
+      });
+      let ended: Awaited<ReturnType<typeof closingFigures>> | undefined;
       const result = await runDemo({
         orders: options.orders,
         seed: 1,
@@ -137,20 +141,10 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
         peers: options.peers,
         // Closing figures when the last order ended: the audit's reads after it are not the orders' work.
         onOrdersEnded: async () => {
-          ended = {
-            machine: machineTicks(),
-            servers: serverCpu(),
-            demoCpu: process.cpuUsage(demoBefore),
-            commits: await committedTransactions(options.db),
-          };
+          ended = await closingFigures();
         },
       });
-      const closing = ended ?? {
-        machine: machineTicks(),
-        servers: serverCpu(),
-        demoCpu: process.cpuUsage(demoBefore),
-        commits: await committedTransactions(options.db),
-      };
+      const closing = ended ?? (await closingFigures());
       const commits = closing.commits - commitsBefore;
       const demoCpu = closing.demoCpu;
       const machineAfter = closing.machine;

@@ -67,11 +67,6 @@ export class SliceLeaseStore {
     return leases;
   }
 
-  /** Ids of the workers whose heartbeat holds at `now`, sorted. */
-  async liveWorkers(now: number): Promise<string[]> {
-    return [...(await this.workers(now)).keys()];
-  }
-
   /** The workers whose heartbeat holds at `now`, sorted by id, each with its peer endpoint (if it serves one). */
   async workers(now: number): Promise<Map<string, string | undefined>> {
     const records = await this.journal.listDocuments(WORKERS);
