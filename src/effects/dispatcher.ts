@@ -347,7 +347,9 @@ export class Dispatcher implements HandOver {
     if (this.stopping.signal.aborted) throw new InvalidInputError("a stopped Dispatcher cannot be started again");
     // Woken only for rows of the categories it serves: a commit that only publishes an event sends
     // it to no claim (on PostgreSQL an empty claim per such commit, measured on the shop).
-    const unsubscribeRows = this.journal.onOutbox(() => this.wake(), this.categories);
+    // And, holding some slices, only for rows of those: another worker's commit wakes its owner.
+    const owns = this.ownership && ((slice: number) => this.ownership?.owns(slice) ?? true);
+    const unsubscribeRows = this.journal.onOutbox(() => this.wake(), this.categories, owns);
     // Slices gained have rows waiting that no commit will announce: claim at once.
     const unsubscribeOwnership = this.ownership?.onChange(() => this.wake());
     this.unsubscribe = () => {

@@ -1,5 +1,7 @@
 import { IdempotencyKeyReusedError, InvalidInputError } from "../base/errors.js";
+import { DEFAULT_SLICE_COUNT } from "../core/slices.js";
 import { type ConformanceContext, outboxRow, T0 } from "./conformance-fixtures.js";
+import { outboxSlice } from "./outbox-slice.js";
 import type { Journal } from "./types.js";
 
 /** Outbox rows updated under a lease, forced, listed, woken on, and pruned when done. Run by `journalConformance` on every back end. */
@@ -192,6 +194,47 @@ export function outboxConformance(ctx: ConformanceContext): void {
         expect(woke.served > 0).toBe(true);
         expect(woke.events > 0).toBe(true);
         expect(unknownOnly > 0).toBe(true);
+      } finally {
+        for (const off of offs) off();
+      }
+    });
+
+    it("wakes a listener that names the slices it owns for rows of those only (a worker holding some slices)", async () => {
+      const j = ctx.journal();
+      const count = j.sliceCount ?? DEFAULT_SLICE_COUNT;
+      const first = outboxSlice(outboxRow("x", { stream: "order/1" }), count);
+      let n = 2;
+      while (outboxSlice(outboxRow("x", { stream: `order/${n}` }), count) === first) n++;
+      const woke = { first: 0, rest: 0, every: 0 };
+      const offs = [
+        j.onOutbox(
+          () => woke.first++,
+          ["effect", "message"],
+          (slice) => slice === first,
+        ),
+        j.onOutbox(
+          () => woke.rest++,
+          ["effect", "message"],
+          (slice) => slice !== first,
+        ),
+        j.onOutbox(() => woke.every++, ["effect", "message"]),
+      ];
+      const settle = () => new Promise((r) => setTimeout(r, 100));
+      try {
+        await j.commit({ outbox: [outboxRow("first", { stream: "order/1" })], now: T0 });
+        await settle();
+        expect(woke).toEqual({ first: 1, rest: 0, every: 1 });
+        // A message belongs to its receiver's slice, not its sender's.
+        const message = outboxRow("to-rest", { category: "message", stream: "order/1", payload: { to: `order/${n}` } });
+        await j.commit({ outbox: [message], now: T0 });
+        await settle();
+        expect(woke).toEqual({ first: 1, rest: 1, every: 2 });
+        // An update does not say the row's slice: every listener looks.
+        const [claimed] = await j.claimOutbox({ owner: "d#1", now: T0, leaseMs: 1_000, limit: 1 });
+        expect(claimed?.id).toBe("first");
+        expect(await j.updateOutbox("first", "d#1", { attempts: 1, releaseLease: true }, T0 + 1)).toBe(true);
+        await settle();
+        expect(woke).toEqual({ first: 2, rest: 2, every: 3 });
       } finally {
         for (const off of offs) off();
       }

@@ -20,7 +20,7 @@ import {
   pageDeadLetterRecords,
   pageOutboxRows,
 } from "./memory-console-queries.js";
-import { OutboxSignal, wakesAtCommit } from "./outbox-signal.js";
+import { AddedRowsCollector, OutboxSignal, type OwnsSlice, updateReleasesRow, wakesAtCommit } from "./outbox-signal.js";
 import { claimSlices, journalSliceCount, outboxSlice } from "./outbox-slice.js";
 import { holdsOutcomeRow } from "./outcome-record.js";
 import { pruneBatchSize } from "./prune.js";
@@ -187,14 +187,15 @@ export class MemoryJournal implements Journal {
       });
     }
     // Rows inserted leased are handed to the committing process: nobody else needs waking for them.
-    const added = new Set<OutboxCategory>();
+    const added = new AddedRowsCollector();
     const inserted: { id: string; seq: number }[] = [];
     for (const row of newRows) {
       if (this.outbox.has(row.id)) continue;
       this.outbox.set(row.id, { ...row, seq: ++this.seq });
-      this.slices.set(row.id, outboxSlice(row, this.sliceCount));
+      const slice = outboxSlice(row, this.sliceCount);
+      this.slices.set(row.id, slice);
       inserted.push({ id: row.id, seq: this.seq });
-      if (wakesAtCommit(row, commit.now)) added.add(row.category);
+      if (wakesAtCommit(row, commit.now)) added.add({ category: row.category, slice });
     }
     for (const done of commit.outboxDone ?? []) {
       const row = this.outbox.get(done.id);
@@ -238,7 +239,7 @@ export class MemoryJournal implements Journal {
     }
     let appended = false;
     for (const entry of commit.published ?? []) appended = this.append(entry, commit.now) || appended;
-    if (added.size > 0) this.outboxSignal.wake(added);
+    if (!added.empty) this.outboxSignal.wake(added);
     if (appended) for (const listener of this.publishedListeners) queueMicrotask(listener);
     return { version: current + records.length, events: copy(records), inserted };
   }
@@ -302,7 +303,8 @@ export class MemoryJournal implements Journal {
     const row = this.outbox.get(id);
     if (!row || row.leaseOwner !== owner || row.status === "done") return false;
     applyOutboxUpdate(row, update, now);
-    if (row.status === "pending" || row.status === "resolving") this.outboxSignal.wake();
+    if ((row.status === "pending" || row.status === "resolving") && updateReleasesRow(owner, update))
+      this.outboxSignal.wake();
     return true;
   }
 
@@ -575,8 +577,8 @@ export class MemoryJournal implements Journal {
     );
   }
 
-  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void {
-    return this.outboxSignal.add(listener, categories);
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[], owns?: OwnsSlice): () => void {
+    return this.outboxSignal.add(listener, categories, owns);
   }
 
   async close(): Promise<void> {

@@ -342,10 +342,16 @@ export class Relay {
       this.handOver.events.setActive(true);
       this.handOver.runtime.handOver(this.handOver.events, true);
     }
-    const unsubscribe = this.journal.onOutbox(() => {
-      this.signalled = true;
-      this.wake?.();
-    }, ["event"]);
+    // Holding some slices, woken only for events of those: another worker's commit wakes its owner.
+    const owns = this.ownership && ((slice: number) => this.ownership?.owns(slice) ?? true);
+    const unsubscribe = this.journal.onOutbox(
+      () => {
+        this.signalled = true;
+        this.wake?.();
+      },
+      ["event"],
+      owns,
+    );
     const unsubscribeOwnership = this.ownership?.onChange(() => {
       this.signalled = true;
       this.wake?.();

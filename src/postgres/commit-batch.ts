@@ -17,6 +17,7 @@ import {
 } from "../journal/encode.js";
 import type { EncodedCommit } from "../journal/encoded-commit.js";
 import type { BatchOutcome } from "../journal/group-commit.js";
+import { AddedRowsCollector, updateReleasesRow, wakePayload, wakesAtCommit } from "../journal/outbox-signal.js";
 import type { CommitResult } from "../journal/types.js";
 import { mapPgError } from "./errors.js";
 import { DONE_FIELDS, EVENT_FIELDS, OUTBOX_FIELDS } from "./packed-rows.js";
@@ -256,16 +257,20 @@ export async function commitBatch(
   // function it would be parsed as jsonb, printed back to text and parsed again (measured: 5,000-event
   // commits took a quarter longer that way).
   const lone = writes.length === 1;
+  // The NOTIFY's payload (schema 0010_wake_owners): what the batch adds, so that only its owners wake.
+  const wake = batchWakePayload(writes);
   const result = await q.query(
     lone
-      ? prepared(`SELECT '{"results": [' || (${t.commitFunction}(ARRAY[$1::text], $2))[1] || ']}' AS r`, [
+      ? prepared(`SELECT '{"results": [' || (${t.commitFunction}(ARRAY[$1::text], $2, $3))[1] || ']}' AS r`, [
           texts(writes[0] as JournalWrite),
           t.channel,
+          wake,
         ])
-      : prepared(`SELECT ${t.commitPackedFunction}($1::text, $2::integer[], $3) AS r`, [
+      : prepared(`SELECT ${t.commitPackedFunction}($1::text, $2::integer[], $3, $4) AS r`, [
           arr(writes, (w) => texts(w, true)),
           sharingKeys(writes),
           t.channel,
+          wake,
         ]),
   );
   const { results: answers, seqs = {} } = JSON.parse(result.rows[0].r as string) as {
@@ -280,6 +285,34 @@ export async function commitBatch(
       : { error: new Error("group commit: the store answered no result for this commit") };
   });
 }
+
+/**
+ * What the batch's NOTIFY says it added (`wakePayload`): the categories and slices of its commits'
+ * rows that are due now and not handed over. The server sends the NOTIFY only when some row was
+ * inserted so (or an update left one pending), so naming a row of a commit that failed wakes its
+ * owner for nothing, never anyone too few. An update that may leave a row claimable (pending with its
+ * lease released, or forced) names a row the client cannot place: `*`, everyone wakes. One that
+ * keeps its lease (an attempt recorded before the call) adds nothing: the server's NOTIFY for it
+ * then says `/`, and nobody wakes.
+ */
+export function batchWakePayload(writes: readonly JournalWrite[]): string {
+  const added = new AddedRowsCollector();
+  for (const w of writes) {
+    if (isOutboxWrite(w)) {
+      if (mayReopen(w)) return wakePayload(undefined);
+      continue;
+    }
+    for (const row of w.outbox) if (wakesAtCommit(row, w.now)) added.add(row);
+  }
+  return wakePayload(added);
+}
+
+/** Whether an update may leave its row claimable (pending or resolving, its lease released). */
+const mayReopen = (w: OutboxWrite): boolean => {
+  const status = w.update.status;
+  const open = status === undefined || status === "pending" || status === "resolving";
+  return updateReleasesRow(w.owner, w.update) && (open || w.owner === null);
+};
 
 /**
  * The positions (1-based) of the writes that share a key with an earlier write of the batch: the

@@ -21,7 +21,14 @@ import {
   GroupCommitter,
   wholeOrEachAlone,
 } from "../journal/group-commit.js";
-import { OutboxSignal, wakesAtCommit } from "../journal/outbox-signal.js";
+import {
+  AddedRowsCollector,
+  OutboxSignal,
+  type OwnsSlice,
+  parseWakePayload,
+  updateReleasesRow,
+  wakesAtCommit,
+} from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { requirePublishedSlices } from "../journal/published.js";
@@ -189,7 +196,8 @@ export class PostgresJournal implements Journal {
     this.listener = new OutboxListener(
       { connectionString: options.connectionString, application_name: "oncely-listen" },
       this.tables.channel,
-      () => this.outboxSignal.wake(),
+      // The NOTIFY names the categories and slices of what was added: only their owners wake.
+      (payload) => this.outboxSignal.wake(parseWakePayload(payload)),
       isOwn,
     );
     this.publishedListener = new OutboxListener(
@@ -327,8 +335,8 @@ export class PostgresJournal implements Journal {
       throw error;
     }
     // Local listeners wake for the categories of the rows nobody was handed (the NOTIFY reaches other processes).
-    const added = addedCategories(batch, outcomes);
-    if (added.size > 0) this.outboxSignal.wake(added);
+    const added = addedRows(batch, outcomes);
+    if (!added.empty) this.outboxSignal.wake(added);
     return outcomes;
   }
 
@@ -368,7 +376,7 @@ export class PostgresJournal implements Journal {
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
     const status = await this.writeOutbox(id, owner, update, now);
-    if (status === "pending" || status === "resolving") this.outboxSignal.wake();
+    if ((status === "pending" || status === "resolving") && updateReleasesRow(owner, update)) this.outboxSignal.wake();
     return status !== undefined;
   }
 
@@ -527,8 +535,8 @@ export class PostgresJournal implements Journal {
    * (LISTEN/NOTIFY), and after the listening connection reconnects. Wake-ups may repeat: treat
    * each one as "look at the outbox", never as a count.
    */
-  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void {
-    const off = this.outboxSignal.add(listener, categories);
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[], owns?: OwnsSlice): () => void {
+    const off = this.outboxSignal.add(listener, categories, owns);
     if (!this.closed) this.listener.start();
     return off;
   }
@@ -556,15 +564,15 @@ const backendPid = (client: pg.PoolClient): number | undefined => {
 };
 
 /** Categories of the outbox rows the batch's commits inserted not leased and due now: rows someone must claim now. */
-function addedCategories(batch: JournalWrite[], outcomes: BatchOutcome<WriteAnswer>[]): Set<OutboxCategory> {
-  const added = new Set<OutboxCategory>();
+function addedRows(batch: JournalWrite[], outcomes: BatchOutcome<WriteAnswer>[]): AddedRowsCollector {
+  const added = new AddedRowsCollector();
   batch.forEach((write, i) => {
     const outcome = outcomes[i];
     if (isOutboxWrite(write) || outcome === undefined || !("ok" in outcome)) return;
     const inserted = (outcome.ok as CommitResult).inserted;
     if (inserted === undefined || inserted.length === 0) return;
     for (const row of write.outbox) {
-      if (wakesAtCommit(row, write.now) && inserted.some((r) => r.id === row.id)) added.add(row.category);
+      if (wakesAtCommit(row, write.now) && inserted.some((r) => r.id === row.id)) added.add(row);
     }
   });
   return added;

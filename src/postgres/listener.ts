@@ -21,7 +21,8 @@ export class OutboxListener {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly channel: string,
-    private readonly wake: () => void,
+    /** Called with the notification's payload; with none after a reconnect (what was missed is not known). */
+    private readonly wake: (payload?: string) => void,
     private readonly isOwn: (backendPid: number) => boolean = () => false,
   ) {}
 
@@ -41,7 +42,7 @@ export class OutboxListener {
     const client = new Pg.Client(this.config);
     this.client = client;
     client.on("notification", (message) => {
-      if (message.channel === this.channel && !this.isOwn(message.processId)) this.wake();
+      if (message.channel === this.channel && !this.isOwn(message.processId)) this.wake(message.payload);
     });
     client.on("error", () => this.retry(client));
     client.on("end", () => this.retry(client));

@@ -39,12 +39,12 @@ export interface WriteMark {
 }
 
 /**
- * A commit's result, the categories of the rows it inserted not leased and due now (someone must
- * claim those), and whether it appended to the published log (its readers must be woken).
+ * A commit's result, the categories and slices of the rows it inserted not leased and due now
+ * (someone must claim those), and whether it appended to the published log (its readers must be woken).
  */
 export interface WrittenCommit {
   result: CommitResult;
-  added: OutboxCategory[];
+  added: { category: OutboxCategory; slice: number }[];
   published: boolean;
 }
 
@@ -134,7 +134,7 @@ function applyWrites(
   mark: WriteMark,
   finished: string | undefined,
 ): WrittenCommit {
-  const added: OutboxCategory[] = [];
+  const added: { category: OutboxCategory; slice: number }[] = [];
   const inserted: { id: string; seq: number }[] = [];
   // seq = max + 1 is safe: the write lock is held, and rows are never deleted.
   const insertOutbox = sql.stmt(
@@ -168,7 +168,7 @@ function applyWrites(
     }
     mark.written = true;
     inserted.push({ id: row.id, seq: got.seq });
-    if (wakesAtCommit(row, c.now)) added.push(row.category);
+    if (wakesAtCommit(row, c.now)) added.push({ category: row.category, slice: row.slice });
   }
   // From here on every throw is a write that failed: the caller rolls back (as for any partial commit).
   mark.written = true;

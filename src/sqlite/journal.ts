@@ -14,7 +14,7 @@ import {
   type WriteAnswer,
 } from "../journal/encode.js";
 import { type BatchOutcome, GroupCommitter } from "../journal/group-commit.js";
-import { OutboxSignal } from "../journal/outbox-signal.js";
+import { AddedRowsCollector, OutboxSignal, type OwnsSlice, updateReleasesRow } from "../journal/outbox-signal.js";
 import { claimSlices, journalSliceCount, outboxSlice } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { backfilledPublishedSlice, requirePublishedSlices } from "../journal/published.js";
@@ -186,7 +186,7 @@ export class SqliteJournal implements Journal {
   private applyBatch(batch: SqliteWrite[], savepoints: boolean): BatchOutcome<SqliteAnswer>[] | undefined {
     const db = this.sql.db;
     const outcomes: BatchOutcome<SqliteAnswer>[] = [];
-    const added = new Set<OutboxCategory>();
+    const added = new AddedRowsCollector();
     let published = 0;
     try {
       this.sql.stmt("BEGIN IMMEDIATE").run();
@@ -216,7 +216,7 @@ export class SqliteJournal implements Journal {
           const done = writeCommit(this.sql, write, mark);
           if (savepoints) this.sql.stmt("RELEASE oncely_commit").run();
           outcomes.push({ ok: done.result });
-          for (const category of done.added) added.add(category);
+          for (const row of done.added) added.add(row);
           if (done.published) published++;
         } catch (error) {
           // Some errors (disk full, I/O) roll back the whole transaction: then the batch fails as one.
@@ -237,7 +237,7 @@ export class SqliteJournal implements Journal {
       if (db.inTransaction) db.exec("ROLLBACK");
       throw mapSqliteError(error);
     }
-    if (added.size > 0) this.outboxSignal.wake(added);
+    if (!added.empty) this.outboxSignal.wake(added);
     if (published > 0) for (const listener of this.publishedListeners) queueMicrotask(listener);
     return outcomes;
   }
@@ -272,7 +272,7 @@ export class SqliteJournal implements Journal {
 
   async updateOutbox(id: string, owner: string, update: OutboxUpdate, now: number): Promise<boolean> {
     const status = await this.writeOutbox(id, owner, update, now);
-    if (status === "pending" || status === "resolving") this.outboxSignal.wake();
+    if ((status === "pending" || status === "resolving") && updateReleasesRow(owner, update)) this.outboxSignal.wake();
     return status !== undefined;
   }
 
@@ -396,8 +396,8 @@ export class SqliteJournal implements Journal {
     return this.run(() => documents.listDocuments(this.sql, collection, limit));
   }
 
-  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void {
-    return this.outboxSignal.add(listener, categories);
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[], owns?: OwnsSlice): () => void {
+    return this.outboxSignal.add(listener, categories, owns);
   }
 
   async close(): Promise<void> {

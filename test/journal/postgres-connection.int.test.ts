@@ -1,7 +1,10 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StorageUnavailableError } from "../../src/base/errors.js";
+import { encodeCommit } from "../../src/journal/encode.js";
+import { outboxSlice } from "../../src/journal/outbox-slice.js";
 import type { NewEvent } from "../../src/journal/types.js";
+import { commitJson } from "../../src/postgres/commit-batch.js";
 import { postgresJournal } from "../../src/postgres/index.js";
 import type { PostgresJournal } from "../../src/postgres/journal.js";
 import { migrations } from "../../src/postgres/migrations.js";
@@ -90,35 +93,111 @@ describe.skipIf(!service.available)(
       expect(extra).toBe(0);
     });
 
-    it("wakes its own listeners once per commit, by category; another instance's NOTIFY wakes every listener", async () => {
+    it("wakes its own listeners once per commit, by category; another instance's NOTIFY wakes only the owners of what it added", async () => {
       const a = open();
       const b = open();
       await a.migrate();
       await a.listening();
-      const row = (id: string, category: "event" | "effect") =>
-        ({ id, category, kind: "k", stream: "s/1", payload: null, notBefore: 0 }) as const;
+      const row = (id: string, category: "event" | "effect", stream = "s/1") =>
+        ({ id, category, kind: "k", stream, payload: null, notBefore: 0 }) as const;
       const settle = () => new Promise((r) => setTimeout(r, 300));
+      // Two streams of two different slices: a listener owning one slice hears only that one's rows.
+      const mine = outboxSlice(row("x", "effect"), a.sliceCount);
+      let other = 2;
+      while (outboxSlice(row("x", "effect", `s/${other}`), a.sliceCount) === mine) other++;
       let served = 0;
       let all = 0;
-      const offServed = a.onOutbox(() => served++, ["effect", "message"]);
-      const offAll = a.onOutbox(() => all++);
+      let owner = 0;
+      let notOwner = 0;
+      const offs = [
+        a.onOutbox(() => served++, ["effect", "message"]),
+        a.onOutbox(() => all++),
+        a.onOutbox(
+          () => owner++,
+          ["effect"],
+          (slice) => slice === mine,
+        ),
+        a.onOutbox(
+          () => notOwner++,
+          ["effect"],
+          (slice) => slice !== mine,
+        ),
+      ];
       try {
         // This journal's commit wakes its listeners when it returns; its NOTIFY, from one of its own
         // connections, comes back on the LISTEN connection and is skipped.
         await a.commit({ outbox: [row("own-event", "event")], now: 1 });
         await settle();
-        expect(served).toBe(0);
-        expect(all).toBe(1);
+        expect([served, all, owner, notOwner]).toEqual([0, 1, 0, 0]);
         await a.commit({ outbox: [row("own-effect", "effect")], now: 2 });
         await settle();
-        expect(served).toBe(1);
-        expect(all).toBe(2);
-        // Another instance's NOTIFY does not say what it added: every listener looks.
+        expect([served, all, owner, notOwner]).toEqual([1, 2, 1, 0]);
+        // Another instance's NOTIFY says what it added: an event wakes no dispatcher.
         await b.commit({ outbox: [row("their-event", "event")], now: 3 });
-        await waitFor(async () => served === 2 && all === 3, "the other instance's NOTIFY to wake both listeners");
+        await waitFor(async () => all === 3, "the other instance's NOTIFY to wake the listener of everything");
+        await settle();
+        expect([served, all, owner, notOwner]).toEqual([1, 3, 1, 0]);
+        // An effect of the other slice wakes that slice's owner only (and those owning every slice).
+        await b.commit({ outbox: [row("their-effect", "effect", `s/${other}`)], now: 4 });
+        await waitFor(async () => all === 4, "the NOTIFY of an effect row");
+        await settle();
+        expect([served, all, owner, notOwner]).toEqual([2, 4, 1, 1]);
+        // Two commits of one batch, one row in each slice: both owners.
+        await Promise.all([
+          b.commit({ outbox: [row("batch-1", "effect")], now: 5 }),
+          b.commit({ outbox: [row("batch-2", "effect", `s/${other}`)], now: 5 }),
+        ]);
+        await waitFor(async () => owner === 2 && notOwner === 2, "both owners woken by the batch");
+        // A durable timer (due later) is for the poll: its NOTIFY wakes nobody.
+        await b.commit({ outbox: [{ ...row("timer", "effect"), notBefore: 10_000 }], now: 6 });
+        await settle();
+        expect([owner, notOwner]).toEqual([2, 2]);
+        // A NOTIFY that names nothing (a client of the previous release) or is unreadable wakes everyone.
+        for (const payload of ["", "effect/not-a-slice"]) {
+          const before = [served, all, owner, notOwner];
+          await admin.query("SELECT pg_notify($1, $2)", [a.tables.channel, payload]);
+          await waitFor(
+            async () => [served, all, owner, notOwner].every((n, i) => n === (before[i] as number) + 1),
+            `every listener woken by the payload "${payload}"`,
+          );
+        }
       } finally {
-        offServed();
-        offAll();
+        for (const off of offs) off();
+      }
+    });
+
+    it("takes a commit of the previous release's client (no wake payload) and wakes every listener", async () => {
+      const a = open();
+      await a.migrate();
+      await a.listening();
+      let woke = 0;
+      const off = a.onOutbox(
+        () => woke++,
+        ["effect"],
+        () => false,
+      );
+      try {
+        // The text the previous release sent for a lone commit, called with the two arguments it passed.
+        const commit = commitJson(
+          encodeCommit(
+            {
+              outbox: [{ id: "old-row", category: "effect", kind: "k", stream: "old/1", payload: null, notBefore: 0 }],
+              now: 1,
+            },
+            a.sliceCount,
+          ),
+        );
+        const { rows } = await admin.query(`SELECT ${a.tables.commitFunction}(ARRAY[$1::text], $2) AS r`, [
+          commit,
+          a.tables.channel,
+        ]);
+        expect(JSON.parse((rows[0].r as string[])[0] as string)).toMatchObject({
+          inserted: [["old-row", expect.anything()]],
+        });
+        await waitFor(async () => woke === 1, "the old client's NOTIFY to wake a listener owning no slice");
+        expect((await a.getOutbox("old-row"))?.status).toBe("pending");
+      } finally {
+        off();
       }
     });
 

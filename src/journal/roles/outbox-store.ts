@@ -133,7 +133,10 @@ export interface OutboxStore extends OutboxReader {
    * PostgreSQL so other processes wake too). With `categories`, only when rows of one of them were
    * added, or when what changed is not known (another process's NOTIFY, an update, a reconnect);
    * with none (`[]`), only then: a waiter that hears this process's commits itself listens so.
+   * With `owns` (a worker holding some slices), only when rows of a slice it owns were added, or
+   * when what changed is not known: on PostgreSQL a commit's NOTIFY names the slices of its rows,
+   * so a commit wakes the owner of its rows, not every worker.
    * A wake-up means "look at the outbox", never a count. Returns an unsubscribe function.
    */
-  onOutbox(listener: () => void, categories?: readonly OutboxCategory[]): () => void;
+  onOutbox(listener: () => void, categories?: readonly OutboxCategory[], owns?: (slice: number) => boolean): () => void;
 }
