@@ -252,6 +252,12 @@ export const OWNERSHIP_DEFAULTS = {
    * fallback, not a stall; a command still running there meets its own inbox row.
    */
   peerTimeoutMs: 2_000,
+  /**
+   * A peer that cannot be reached is warned about once per this per endpoint and reason, with how
+   * many fallbacks were not logged since (`oncely_peer_fallbacks_total` counts each): during an
+   * outage every command to that worker falls back, and a warning each would bury the log.
+   */
+  peerWarnIntervalMs: 10_000,
 } as const;
 
 /** The journals' connections and group commit (the shared group-commit defaults are `GROUP_COMMIT_DEFAULTS`). */

@@ -10,6 +10,7 @@ import { commandPrint, requireSameCommand } from "../core/held-command.js";
 import type { Logger } from "../core/logger.js";
 import type { SendOptions, SendResult } from "../core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../core/slices.js";
+import { WarnThrottle } from "../core/warn-throttle.js";
 import type { CommandSink } from "../effects/context.js";
 import type { EventRecord, Journal, OutboxRow } from "../journal/types.js";
 import { perRegistry } from "../observability/per-registry.js";
@@ -140,6 +141,7 @@ export class CommandRouter implements CommandSink {
   private readonly peers: RouterPeers | undefined;
   private readonly peerTimeoutMs: number;
   private readonly logger: Logger;
+  private readonly peerWarnings: WarnThrottle;
 
   constructor(options: CommandRouterOptions) {
     this.runtime = options.runtime;
@@ -154,6 +156,7 @@ export class CommandRouter implements CommandSink {
     this.peers = options.peers;
     this.peerTimeoutMs = options.peers?.timeoutMs ?? OWNERSHIP_DEFAULTS.peerTimeoutMs;
     this.logger = options.logger ?? env.logger;
+    this.peerWarnings = new WarnThrottle(this.logger, this.clock, OWNERSHIP_DEFAULTS.peerWarnIntervalMs);
   }
 
   /** Whether this worker owns `address`'s slice now. */
@@ -249,13 +252,12 @@ export class CommandRouter implements CommandSink {
 
   private fellBack(address: string, type: string, endpoint: string, reason: string, error: unknown): void {
     this.metrics.peerFallbacks.inc({ actor: type, reason });
-    // A slice that just moved is routine (debug); a peer that cannot be reached or cannot run it is not.
-    const log = reason === "not_owner" ? this.logger.debug : this.logger.warn;
-    log.call(
-      this.logger,
-      { address, endpoint, reason, err: error },
-      "command sent through the journal: its owner's peer endpoint gave no answer",
-    );
+    const fields = { address, endpoint, reason, err: error };
+    const message = "command sent through the journal: its owner's peer endpoint gave no answer";
+    // A slice that just moved is routine (debug); a peer that cannot be reached or cannot run it is
+    // not, warned once per interval and endpoint, with how many were left out since.
+    if (reason === "not_owner") this.logger.debug(fields, message);
+    else this.peerWarnings.warn(`${endpoint} ${reason}`, fields, message);
   }
 
   private async forwardThroughJournal(

@@ -5,6 +5,7 @@ import { createRuntime } from "../../src/core/runtime.js";
 import { type Ownership, sliceOfAddress } from "../../src/core/slices.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
+import { PeerUnreachableError } from "../../src/ownership/peer-link.js";
 import { CommandRouter, ForwardTimeoutError } from "../../src/ownership/router.js";
 import { shippingOrderActor, warehouseActor } from "../effects/fixtures/picklist-actors.js";
 
@@ -117,5 +118,37 @@ describe("CommandRouter", () => {
     const again = await send({ lines: [], deliveryId: "d", orderId: id, type: "SendPicklist", signature: "s" });
     expect(again).not.toBeInstanceOf(MessageConflictError);
     expect(again).toBeInstanceOf(CommandRejectedError);
+  });
+  it("warns once about a peer it cannot reach while every command to it falls back, each counted", async () => {
+    const { id, journal, b } = twoWorkers();
+    const warned: object[] = [];
+    const nothing = () => {};
+    const logger = { debug: nothing, info: nothing, error: nothing, warn: (fields: object) => warned.push(fields) };
+    const registry = new Registry();
+    const mine = sliceOfAddress(`shipment/${id}`, SLICES);
+    const runtime = createRuntime({ journal, actors: [shippingOrderActor, warehouseActor], registry });
+    const down = new PeerUnreachableError("connect ECONNREFUSED");
+    const router = new CommandRouter({
+      runtime,
+      journal,
+      ownership: owning((s) => s === mine),
+      registry,
+      logger,
+      timeoutMs: 500,
+      pollMs: { initial: 1, max: 5 },
+      peers: { link: { send: () => Promise.reject(down), close: () => {} }, endpointOf: () => "http://b.invalid:1" },
+    });
+    for (let n = 0; n < 3; n++) {
+      const sent = alongside(
+        router.send("warehouse/main", { type: "SendPicklist", orderId: id, deliveryId: `d${n}`, lines: [] } as never),
+        b.dispatcher,
+      );
+      await expect(sent).rejects.toThrow(CommandRejectedError); // refused by its owner, through the journal
+    }
+    expect(warned).toEqual([expect.objectContaining({ endpoint: "http://b.invalid:1", reason: "unreachable" })]);
+    const fallbacks = (await registry.getSingleMetric("oncely_peer_fallbacks_total")?.get())?.values;
+    expect(fallbacks).toEqual([
+      expect.objectContaining({ labels: { actor: "warehouse", reason: "unreachable" }, value: 3 }),
+    ]);
   });
 });
