@@ -6,7 +6,7 @@ import { type Ownership, sliceOfAddress } from "../../src/core/slices.js";
 import { Dispatcher } from "../../src/effects/dispatcher.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { PeerUnreachableError } from "../../src/ownership/peer-link.js";
-import { CommandRouter, ForwardTimeoutError } from "../../src/ownership/router.js";
+import { CommandRouter, ForwardTimeoutError, forwardRowId } from "../../src/ownership/router.js";
 import { shippingOrderActor, warehouseActor } from "../effects/fixtures/picklist-actors.js";
 
 const SLICES = 8;
@@ -150,5 +150,39 @@ describe("CommandRouter", () => {
     expect(fallbacks).toEqual([
       expect.objectContaining({ labels: { actor: "warehouse", reason: "unreachable" }, value: 3 }),
     ]);
+  });
+  it("sends a row it is delivering for a slice it lost through the journal, never to the peer", async () => {
+    const { id, journal, b } = twoWorkers();
+    const registry = new Registry();
+    const mine = sliceOfAddress(`shipment/${id}`, SLICES);
+    const runtime = createRuntime({ journal, actors: [shippingOrderActor, warehouseActor], registry });
+    let asked = 0;
+    const router = new CommandRouter({
+      runtime,
+      journal,
+      ownership: owning((s) => s === mine),
+      registry,
+      timeoutMs: 500,
+      pollMs: { initial: 1, max: 5 },
+      peers: {
+        link: {
+          send: () => {
+            asked++;
+            return Promise.reject(new PeerUnreachableError("not to be asked"));
+          },
+          close: () => {},
+        },
+        endpointOf: () => "http://b.invalid:1",
+      },
+    });
+    const command = { type: "SendPicklist", orderId: id, deliveryId: "d", lines: [{ sku: "x", quantity: 1 }] };
+    // A message row this worker claimed before its receiver's slice moved: its reply goes back through the row.
+    const sent = alongside(
+      router.send("warehouse/main", command as never, { messageId: "msg-1", deliveringRow: "message-row-1" }),
+      b.dispatcher,
+    );
+    await expect(sent).resolves.toMatchObject({ forwarded: true });
+    expect(asked).toBe(0);
+    expect(await journal.getOutbox(forwardRowId("warehouse/main", "msg-1"))).toMatchObject({ status: "done" });
   });
 });
