@@ -288,6 +288,7 @@ export type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  SnapshotTail,
   StreamVersion,
 } from "./journal/types.js";
 

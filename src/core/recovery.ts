@@ -14,19 +14,23 @@ import { type Schemas, UpcastError, upcast, VersionTooNewError } from "./upcast.
  * written by older code is read in today's shapes, and one written by newer code stops here.
  */
 export async function recover<S>(
-  journal: Pick<EventReader, "latestSnapshot" | "readStream">,
+  journal: Pick<EventReader, "readFromSnapshot" | "readStream">,
   definition: ActorDefinition<S, Typed, Typed>,
   address: string,
   id: string,
   logger: Logger,
   metrics: SnapshotMetrics = snapshotMetrics(),
 ): Promise<{ state: S; version: number; fromSnapshot: boolean }> {
+  // The snapshot and the events after it come in one read; with no snapshot those events are the
+  // stream's first page, which the replay below starts from instead of reading it again.
+  let firstPage: EventRecord[] | undefined;
   if (definition.snapshot) {
     try {
-      const snapshot = await journal.latestSnapshot(address);
+      const { snapshot, events } = await journal.readFromSnapshot(address, PAGE);
+      if (!snapshot) firstPage = events;
       const base = snapshot ? usableSnapshot(definition, snapshot, metrics) : undefined;
       if (snapshot && base) {
-        const rebuilt = await replay(journal, definition, address, base.state, snapshot.version);
+        const rebuilt = await replay(journal, definition, address, base.state, snapshot.version, events);
         return { ...rebuilt, fromSnapshot: true };
       }
     } catch (error) {
@@ -36,7 +40,7 @@ export async function recover<S>(
       logger.warn({ address, err: error }, "snapshot unusable, replaying the full stream");
     }
   }
-  const rebuilt = await replay(journal, definition, address, definition.initialState(id), 0);
+  const rebuilt = await replay(journal, definition, address, definition.initialState(id), 0, firstPage);
   return { ...rebuilt, fromSnapshot: false };
 }
 
@@ -83,17 +87,21 @@ export function evolveRecords<S>(
 
 const PAGE = 5_000;
 
+/** Evolve from `fromVersion` page by page; `firstPage`, when given, is the page from there, read already. */
 async function replay<S>(
   journal: Pick<EventReader, "readStream">,
   definition: ActorDefinition<S, Typed, Typed>,
   address: string,
   initial: S,
   fromVersion: number,
+  firstPage?: EventRecord[],
 ): Promise<{ state: S; version: number }> {
   let state = initial;
   let version = fromVersion;
+  let read = firstPage;
   for (;;) {
-    const page = await journal.readStream(address, version + 1, PAGE);
+    const page = read ?? (await journal.readStream(address, version + 1, PAGE));
+    read = undefined;
     state = evolveRecords(definition, state, page);
     version = page.at(-1)?.version ?? version;
     if (page.length < PAGE) return { state, version };

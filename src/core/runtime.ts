@@ -62,7 +62,7 @@ import { checkSchemas } from "./upcast.js";
  * their decisions, and reads a handled message's record (an inbox row, or the outbox row a final
  * outcome finished).
  */
-export type RuntimeJournal = Pick<EventStore, "commit" | "readStream" | "streamVersion" | "latestSnapshot"> &
+export type RuntimeJournal = Pick<EventStore, "commit" | "readStream" | "streamVersion" | "readFromSnapshot"> &
   Pick<ConsumerStateReader, "getCheckpoint"> &
   InboxReader &
   Pick<OutboxReader, "getOutbox">;

@@ -42,7 +42,7 @@ export interface Watch<T> {
 }
 
 /** What a waiter reads of the journal: an actor's stream, an effect's row, and the outbox wake-up. */
-export type AwaiterJournal = Pick<EventReader, "latestSnapshot" | "readStream"> &
+export type AwaiterJournal = Pick<EventReader, "readFromSnapshot" | "readStream"> &
   Pick<OutboxReader, "getOutbox"> &
   Pick<OutboxStore, "onOutbox">;
 

@@ -261,5 +261,50 @@ export function streamConformance(ctx: ConformanceContext): void {
       });
       expect(await j.latestSnapshot("order/2")).toBeUndefined();
     });
+
+    it("reads the latest snapshot and the events after it in one call, several streams at once", async () => {
+      const j = ctx.journal();
+      await j.commit({ stream: "order/1", events: events(3), now: T0 });
+      await j.commit({
+        stream: "order/1",
+        events: events(1),
+        snapshot: { version: 4, schemaVersion: 3, state: { n: 4 } },
+        now: T0 + 1,
+      });
+      await j.commit({ stream: "order/1", events: events(2), now: T0 + 2 });
+      await j.commit({ stream: "order/2", events: events(2), now: T0 });
+      await j.commit({
+        stream: "order/3",
+        events: events(2),
+        snapshot: { version: 2, schemaVersion: 1, state: null },
+        now: T0,
+      });
+      // Asked together, as actors waking in one turn ask: each answer is its own stream's.
+      const [one, two, three, none, limited] = await Promise.all([
+        j.readFromSnapshot("order/1"),
+        j.readFromSnapshot("order/2"),
+        j.readFromSnapshot("order/3"),
+        j.readFromSnapshot("order/404"),
+        j.readFromSnapshot("order/1", 1),
+      ]);
+      expect(one.snapshot).toEqual({
+        stream: "order/1",
+        version: 4,
+        schemaVersion: 3,
+        state: { n: 4 },
+        takenAt: T0 + 1,
+      });
+      expect(one.events).toEqual(await j.readStream("order/1", 5));
+      expect(one.events.map((e) => e.version)).toEqual([5, 6]);
+      // No snapshot: every event, as readStream from 1 answers.
+      expect(two).toEqual({ snapshot: undefined, events: await j.readStream("order/2") });
+      // A snapshot at the stream's head (a null state kept as null): no events after it.
+      expect(three).toEqual({
+        snapshot: { stream: "order/3", version: 2, schemaVersion: 1, state: null, takenAt: T0 },
+        events: [],
+      });
+      expect(none).toEqual({ snapshot: undefined, events: [] });
+      expect(limited.events.map((e) => e.version)).toEqual([5]);
+    });
   });
 }

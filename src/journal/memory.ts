@@ -52,6 +52,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  SnapshotTail,
   StateAnswers,
   StateReads,
   StreamVersion,
@@ -256,6 +257,11 @@ export class MemoryJournal implements Journal {
   async latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
     const snapshot = this.snapshots.get(stream);
     return snapshot ? copy(snapshot) : undefined;
+  }
+
+  async readFromSnapshot(stream: string, limit = Number.POSITIVE_INFINITY): Promise<SnapshotTail> {
+    const snapshot = await this.latestSnapshot(stream);
+    return { snapshot, events: await this.readStream(stream, (snapshot?.version ?? 0) + 1, limit) };
   }
 
   async listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {

@@ -60,6 +60,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  SnapshotTail,
   StateAnswers,
   StateReads,
   StreamVersion,
@@ -80,6 +81,7 @@ import * as outbox from "./outbox.js";
 import { pruneOutbox } from "./prune-outbox.js";
 import { prunePublished } from "./prune-published.js";
 import { type Key, type PointRead, readByKeys } from "./read-by-keys.js";
+import { readFromSnapshots, type SnapshotTailRead } from "./read-from-snapshot.js";
 import { type PublishedRead, readPublishedPages } from "./read-published.js";
 import { readStates } from "./read-state.js";
 import { readStreams, type StreamRead } from "./read-streams.js";
@@ -168,6 +170,8 @@ export class PostgresJournal implements Journal {
   private readonly publishedReads: GroupCommitter<PublishedRead, PublishedRecord[]>;
   /** Stream reads that arrive together go to the server as one statement (see read-streams.ts). */
   private readonly streamReads: GroupCommitter<StreamRead, EventRecord[]>;
+  /** Actors waking together: each one's snapshot and events after it, one statement (read-from-snapshot.ts). */
+  private readonly snapshotTailReads: GroupCommitter<SnapshotTailRead, SnapshotTail>;
   /** The last error an idle pooled connection reported (kept for diagnostics; never thrown). */
   lastPoolError: Error | undefined;
 
@@ -220,6 +224,7 @@ export class PostgresJournal implements Journal {
     this.publishedAppends = new GroupCommitter((batch) => this.appendPublishedBatch(batch), { start: "next-turn" });
     // Two batches of reads in flight keep a long replay from holding up the others.
     this.streamReads = this.batchedReads((q, reads) => readStreams(q, this.tables, reads));
+    this.snapshotTailReads = this.batchedReads((q, reads) => readFromSnapshots(q, this.tables, reads));
     this.publishedReads = this.batchedReads((q, reads) => readPublishedPages(q, this.tables, reads));
     const t = this.tables;
     this.inboxReads = this.pointReads({ table: t.inbox, columns: INBOX_COLUMNS, keys: ["consumer", "message_id"] });
@@ -358,6 +363,10 @@ export class PostgresJournal implements Journal {
   async latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
     const [row] = await this.snapshotReads.submit([stream]);
     return row ? snapshotRecord(row) : undefined;
+  }
+
+  readFromSnapshot(stream: string, limit = Number.POSITIVE_INFINITY): Promise<SnapshotTail> {
+    return this.snapshotTailReads.submit({ stream, limit });
   }
 
   async listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {

@@ -39,6 +39,7 @@ import type {
   ParkedRecord,
   PublishedRecord,
   SnapshotRecord,
+  SnapshotTail,
   StateAnswers,
   StateReads,
   StreamVersion,
@@ -252,6 +253,14 @@ export class SqliteJournal implements Journal {
 
   latestSnapshot(stream: string): Promise<SnapshotRecord | undefined> {
     return this.run(() => streams.latestSnapshot(this.sql, stream));
+  }
+
+  /** Both reads in one synchronous call: no commit can land between them. */
+  readFromSnapshot(stream: string, limit = Number.POSITIVE_INFINITY): Promise<SnapshotTail> {
+    return this.run(() => {
+      const snapshot = streams.latestSnapshot(this.sql, stream);
+      return { snapshot, events: streams.readStream(this.sql, stream, (snapshot?.version ?? 0) + 1, limit) };
+    });
   }
 
   listStreams(prefix: string, limit = Number.POSITIVE_INFINITY): Promise<string[]> {

@@ -263,6 +263,7 @@ const SURFACE: Record<string, string[]> = {
     "PublishedLogReader",
     "PublishedRecord",
     "SnapshotRecord",
+    "SnapshotTail",
     "StreamVersion",
     "StreamWrites",
   ],

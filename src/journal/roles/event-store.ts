@@ -92,6 +92,13 @@ export interface CommitResult {
   inserted?: { id: string; seq: number }[] | undefined;
 }
 
+/** A stream's latest snapshot and the events after it (`EventReader.readFromSnapshot`). */
+export interface SnapshotTail {
+  snapshot: SnapshotRecord | undefined;
+  /** In version order, from the snapshot's version + 1 (from 1 without a snapshot). */
+  events: EventRecord[];
+}
+
 /** Streams as they are read: events, versions, snapshots, names by prefix. */
 export interface EventReader {
   /** Events of `stream` with version >= fromVersion (default 1), in version order. */
@@ -99,6 +106,12 @@ export interface EventReader {
   /** Current version of a stream (0 when empty). */
   streamVersion(stream: string): Promise<number>;
   latestSnapshot(stream: string): Promise<SnapshotRecord | undefined>;
+  /**
+   * The latest snapshot of `stream` and its events after the snapshot's version (every event when
+   * there is none), at most `limit` of them, in ONE read: what an actor waking up needs, for one
+   * round trip where `latestSnapshot` then `readStream` cost two.
+   */
+  readFromSnapshot(stream: string, limit?: number): Promise<SnapshotTail>;
   /** Names of streams starting with a prefix (e.g. `order/`), sorted. */
   listStreams(prefix: string, limit?: number): Promise<string[]>;
   /**

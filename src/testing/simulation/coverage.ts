@@ -90,6 +90,11 @@ export function observeCoverage(
       if (snapshot) count("coverage:snapshot-recovery");
       return snapshot;
     },
+    async readFromSnapshot(stream: string, limit?: number) {
+      const tail = await journal.readFromSnapshot(stream, limit);
+      if (tail.snapshot) count("coverage:snapshot-recovery");
+      return tail;
+    },
     async claimOutbox(options: ClaimOptions) {
       const open = await journal.listOutbox({ status: ["pending", "resolving"] });
       const held = new Map(
