@@ -173,6 +173,7 @@ export { Consumer } from "./messaging/consumer.js";
 export type { ConsumerJournal, ConsumerOptions, OrderingMode } from "./messaging/consumer-options.js";
 export type {
   CommandHandler,
+  CommandTarget,
   ConsumerHandler,
   HandleOutcome,
   HandleResult,

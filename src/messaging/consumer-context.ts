@@ -162,6 +162,7 @@ export class ConsumerContext {
       messageId: envelope.eventId,
       causationId: envelope.eventId,
       correlationId: envelope.correlationId,
+      ...(target.expectNew === true ? { expectNew: true } : {}),
     });
     return result.duplicate ? "duplicate" : "applied";
   }

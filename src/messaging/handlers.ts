@@ -28,7 +28,20 @@ export interface ProjectionHandler<D = unknown> {
  */
 export interface CommandHandler {
   kind: "command";
-  route(envelope: Envelope): { address: string; command: Typed } | undefined;
+  route(envelope: Envelope): CommandTarget | undefined;
+}
+
+/** Where an event's command goes. */
+export interface CommandTarget {
+  address: string;
+  command: Typed;
+  /**
+   * The event starts this actor (its first command: `OrderPlaced` for `payment/<order>`): it is
+   * decided on the initial state without reading the actor (`SendOptions.expectNew`). Only a hint:
+   * if the actor has events after all (the event redelivered), the commit conflicts and the command
+   * is decided again on the stored state, and the inbox answers a command already handled.
+   */
+  expectNew?: boolean;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a consumer holds projections of any document shape

@@ -83,6 +83,49 @@ describe("command handlers and process managers", () => {
     expect(seen).toEqual([1, 2, 3, 4, 5]);
     expect(await journal.getCheckpoint("mirror", "orders/o1")).toBe(5);
   });
+
+  it("decides a command the route says starts its actor without reading the actor, and lands it once whatever the guess", async () => {
+    const inner = memoryJournal();
+    let reads = 0;
+    // Every read a waking actor makes, counted.
+    const journal = new Proxy(inner, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== "readFromSnapshot" && key !== "readStream" && key !== "latestSnapshot") return value;
+        return (...args: unknown[]) => {
+          reads++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const counter = defineActor<{ n: number }, { type: "Count" }, { type: "Counted"; n: number }>({
+      type: "tally",
+      initialState: () => ({ n: 0 }),
+      evolve: (s, e) => ({ n: e.n }),
+      decide: (_c, s) => ({ events: [{ type: "Counted", n: s.n + 1 }] }),
+    });
+    const runtime = createRuntime({ journal, actors: [counter], ids: sequentialIds("e") });
+    const consumer = new Consumer({
+      name: "tally",
+      journal,
+      runtime,
+      metrics: messagingMetrics(),
+      handler: {
+        kind: "command",
+        route: (e) => ({ address: `tally/${e.aggregateId}`, command: { type: "Count" }, expectNew: true }),
+      },
+    });
+    const first = orderEvent("o1", 1);
+    expect((await consumer.handle(first)).outcome).toBe("applied");
+    expect(reads).toBe(0);
+    // The same event again: the inbox answers it, nothing lands twice.
+    runtime.evict();
+    expect((await consumer.handle(first)).outcome).toBe("duplicate");
+    // Another event guessed new for an actor that has events: decided again on its stored state.
+    runtime.evict();
+    expect((await consumer.handle(orderEvent("o1", 2))).outcome).toBe("applied");
+    expect((await inner.readStream("tally/o1")).map((e) => (e.data as { n: number }).n)).toEqual([1, 2]);
+  });
 });
 
 describe("gap reconciliation", () => {

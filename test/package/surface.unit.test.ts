@@ -139,6 +139,7 @@ const SURFACE: Record<string, string[]> = {
   "Messaging and integration events": [
     "Advance",
     "CommandHandler",
+    "CommandTarget",
     "Consumer",
     "ConsumerHandler",
     "ConsumerJournal",

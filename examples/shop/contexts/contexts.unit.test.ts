@@ -95,10 +95,11 @@ describe("payment context", () => {
     ]);
   });
 
-  it("routes OrderPlaced to payment/{orderId} and ignores other events", () => {
+  it("routes OrderPlaced to payment/{orderId}, a payment it starts, and ignores other events", () => {
     expect(paymentRoute.route(placed)).toEqual({
       address: "payment/42",
       command: { type: "RequestPayment", orderId: id, amount: 2500, currency: "EUR" },
+      expectNew: true,
     });
     expect(paymentRoute.route(processed)).toBeUndefined();
   });

@@ -216,7 +216,8 @@ export const paymentRoute: CommandHandler = {
       amount: placed.amount,
       currency: placed.currency,
     };
-    return { address: paymentAddress(placed.orderId), command };
+    // The order's placement starts its payment: no read of an actor that has no events yet.
+    return { address: paymentAddress(placed.orderId), command, expectNew: true };
   },
 };
 
