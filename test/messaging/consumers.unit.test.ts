@@ -101,7 +101,7 @@ describe("command handlers and process managers", () => {
     const counter = defineActor<{ n: number }, { type: "Count" }, { type: "Counted"; n: number }>({
       type: "tally",
       initialState: () => ({ n: 0 }),
-      evolve: (s, e) => ({ n: e.n }),
+      evolve: (_s, e) => ({ n: e.n }),
       decide: (_c, s) => ({ events: [{ type: "Counted", n: s.n + 1 }] }),
     });
     const runtime = createRuntime({ journal, actors: [counter], ids: sequentialIds("e") });
