@@ -77,6 +77,7 @@ export function buildCommit(input: CommitInput): { commit: Commit; nextState: un
         to: message.to,
         command: message.command,
         correlationId: correlationId ?? null,
+        ...(message.expectNew === true ? { expectNew: true } : {}),
         ...(trace ? { trace } : {}),
       },
       notBefore: now,

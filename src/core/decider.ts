@@ -44,6 +44,12 @@ export interface MessageRequest {
   /** Stable delivery id, e.g. `order:42:picklist`. */
   id: string;
   command: Typed;
+  /**
+   * This message starts its receiver (its first command, as a shipment's start): delivered, it is
+   * decided without reading the receiver (`SendOptions.expectNew`). Only a hint: a receiver with
+   * events after all is read and the command decided again, and its inbox answers a redelivery.
+   */
+  expectNew?: boolean;
 }
 
 /** An integration event for other bounded contexts, published through the outbox after commit. */

@@ -32,11 +32,10 @@ export async function messageStep(ctx: StepContext, row: OutboxRow): Promise<voi
   let duplicate = false;
   try {
     const messageId = payload.forward?.messageId ?? row.id;
-    const delivered = await ctx.runtime.send(
-      payload.to,
-      payload.command,
-      correlated(row, { messageId, deliveringRow: row.id }),
-    );
+    const delivered = await ctx.runtime.send(payload.to, payload.command, {
+      ...correlated(row, { messageId, deliveringRow: row.id }),
+      ...(payload.expectNew ? { expectNew: true } : {}),
+    });
     ack = { outcome: "delivered", reply: delivered.reply ?? null };
     duplicate = delivered.duplicate === true;
   } catch (error) {
@@ -94,9 +93,9 @@ async function finishForward(ctx: StepContext, row: OutboxRow, ack: Ack, duplica
 
 function parsePayload(
   payload: unknown,
-): { to: string; command: Typed; forward: { messageId: string } | undefined } | undefined {
+): { to: string; command: Typed; forward: { messageId: string } | undefined; expectNew: boolean } | undefined {
   if (typeof payload !== "object" || payload === null) return undefined;
-  const p = payload as { to?: unknown; command?: unknown; forward?: unknown };
+  const p = payload as { to?: unknown; command?: unknown; forward?: unknown; expectNew?: unknown };
   if (typeof p.to !== "string" || typeof p.command !== "object" || p.command === null) return undefined;
   if (typeof (p.command as { type?: unknown }).type !== "string") return undefined;
   const forward = p.forward as { messageId?: unknown } | undefined;
@@ -104,6 +103,7 @@ function parsePayload(
     to: p.to,
     command: p.command as Typed,
     forward: typeof forward?.messageId === "string" ? { messageId: forward.messageId } : undefined,
+    expectNew: p.expectNew === true,
   };
 }
 

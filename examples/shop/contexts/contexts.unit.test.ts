@@ -188,6 +188,7 @@ describe("fulfillment process", () => {
           to: "shipment/42",
           id: startShippingId(id),
           command: { type: "StartShipping", orderId: id, lines: [{ sku: "book", quantity: 2 }] },
+          expectNew: true,
         },
       ]);
       const three = react([...(one.events ?? []), ...(two.events ?? [])], processed);

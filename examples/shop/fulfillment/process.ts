@@ -113,7 +113,8 @@ export const fulfillment = defineProcessManager<FulfillmentState, FulfillmentEve
     const command: StartShipping = { type: "StartShipping", orderId: context.id, lines: next.lines };
     return {
       events: [...events, { type: "ShippingRequested" }],
-      send: [{ to: shipmentAddress(context.id), id: startShippingId(context.id), command }],
+      // The shipment's first command (a cancel is only ever sent after it): no read of an empty actor.
+      send: [{ to: shipmentAddress(context.id), id: startShippingId(context.id), command, expectNew: true }],
     };
   },
 });
