@@ -103,8 +103,17 @@ export class SliceLeaseStore {
     until: number,
     now: number,
   ): Promise<number | undefined> {
-    // A fence without its lease document (removed by hand) is read, so the slice does not stay stuck.
-    const from = lease?.token ?? (await this.journal.getCheckpoint(SLICE_FENCE_CONSUMER, String(slice)));
+    let from = lease?.token;
+    if (from === undefined) {
+      // No lease in the caller's snapshot: the fence is read now (a fence without its lease document,
+      // removed by hand, must not leave the slice stuck), then the document. One that exists now was
+      // written by an acquisition since the snapshot (it writes both in one commit): the slice is
+      // someone's, and taking it would take it from them (two workers starting together did, each
+      // losing slices to the other at once). One written after both reads moved the fence, and the
+      // commit below, expecting the fence read, is refused.
+      from = await this.journal.getCheckpoint(SLICE_FENCE_CONSUMER, String(slice));
+      if (await this.journal.getDocument(SLICE_LEASES, String(slice))) return undefined;
+    }
     const token = from + 1;
     try {
       await this.journal.commit({
