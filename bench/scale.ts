@@ -12,7 +12,8 @@ import { serverCpu, serverCpuSince } from "./server-cpu.js";
  * `--transport nats|in-process` (default nats), `--nats-url`, `--rate R` (orders/s offered: one order every
  * 1000/R ms; default as fast as the shop accepts them, at most 100 unfinished), `--no-peers` (several workers
  * forward a request that reached the wrong worker through the journal only, not straight to the owner's peer
- * port first). Figures only, no assertion.
+ * port first), `--slices N` (the journal's slice count, a power of two; default 64: with several workers each
+ * owned slice is one NATS durable per context). Figures only, no assertion.
  *
  * Without `--rate` the client keeps up to 100 orders open, so the shop is saturated and p50 is mostly queueing
  * (Little's law: open orders / orders per second). With `--rate` below the saturated rate, p50/p99 are the
@@ -38,6 +39,8 @@ interface ScaleOptions {
   rate: number | undefined;
   /** False with `--no-peers`: several workers forward through the journal only. */
   peers: boolean;
+  /** `--slices N`: the journal's slice count (default the journal's, 64); each slice is a NATS durable per context. */
+  slices: number | undefined;
 }
 
 export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
@@ -63,15 +66,32 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
   if (rate !== undefined && !(Number.isFinite(rate) && rate > 0 && rate <= 100_000)) {
     throw new Error(`--rate needs orders per second above 0 (at most 100000), got "${rateRaw}"`);
   }
+  const slicesRaw = value("slices");
+  const slices = slicesRaw === undefined ? undefined : Number(slicesRaw);
+  if (
+    slices !== undefined &&
+    !(Number.isInteger(slices) && slices >= 1 && slices <= 65_536 && (slices & (slices - 1)) === 0)
+  ) {
+    throw new Error(`--slices needs a power of two from 1 to 65536, got "${slicesRaw}"`);
+  }
   return {
     workers,
     orders,
     db,
+    slices,
     transport,
     natsUrl: value("nats-url") ?? "nats://127.0.0.1:4222",
     rate,
     peers: !argv.includes("--no-peers"),
   };
+}
+
+/** The journal URL the workers open: `?slices=N` when `--slices` says (see `openJournal`). */
+function withSlices(db: string, slices: number | undefined): string {
+  if (slices === undefined) return db;
+  const url = new URL(db);
+  url.searchParams.set("slices", String(slices));
+  return url.toString();
 }
 
 /** Busy and total jiffies of the whole machine (/proc/stat's first line). */
@@ -127,7 +147,7 @@ export async function benchScale(print: (line: string) => void): Promise<void> {
         orders: options.orders,
         seed: 1,
         faults: "none",
-        db: options.db,
+        db: withSlices(options.db, options.slices),
         pgSchema: schema,
         sqlitePath: join(tmpdir(), `oncely-bench-scale-${process.pid}`, "unused.db"),
         transport: options.transport,

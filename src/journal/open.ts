@@ -1,11 +1,24 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { InvalidInputError } from "../base/errors.js";
+import { requireSliceCount } from "../core/slices.js";
 import { MemoryJournal } from "./memory.js";
 import type { Journal } from "./types.js";
 
 const ACCEPTED =
-  "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name), memory:, sqlite:PATH, file:PATH";
+  "accepted: nothing (SQLite file ./data/oncely.db), postgres://… or postgresql://… (optional ?schema=name and ?slices=N), memory:, sqlite:PATH, file:PATH";
+
+/** `?slices=N`: the journal's slice count (a power of two; every process on one schema must use the same). */
+function sliceCountParam(text: string, url: string): number {
+  const count = Number(text);
+  try {
+    return requireSliceCount(count);
+  } catch (error) {
+    throw new InvalidInputError(`journal URL "${redact(url)}": slices=${text}: ${(error as Error).message}`, [
+      ACCEPTED,
+    ]);
+  }
+}
 
 /**
  * Open and migrate the journal a URL names, for the CLI, the shop and applications configured by URL. The
@@ -14,6 +27,7 @@ const ACCEPTED =
  * @example
  * await openJournal(undefined);                                  // ./data/oncely.db
  * await openJournal("postgres://app@db:5432/shop?schema=oncely"); // tables in schema "oncely"
+ * await openJournal("postgres://app@db:5432/shop?slices=16");     // 16 slices (default 64)
  * await openJournal("sqlite:/var/lib/shop/journal.db");
  */
 export async function openJournal(url: string | undefined, options: { dataDir?: string } = {}): Promise<Journal> {
@@ -39,9 +53,16 @@ async function selectJournal(url: string | undefined, options: { dataDir?: strin
       throw new InvalidInputError(`journal URL "${redact(url)}" is not a valid URL`, [ACCEPTED]);
     }
     const schema = parsed.searchParams.get("schema") ?? undefined;
+    const slices = parsed.searchParams.get("slices") ?? undefined;
     parsed.searchParams.delete("schema");
+    parsed.searchParams.delete("slices");
+    const sliceCount = slices === undefined ? undefined : sliceCountParam(slices, url);
     const { postgresJournal } = await import("../postgres/index.js");
-    return postgresJournal({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
+    return postgresJournal({
+      connectionString: parsed.toString(),
+      ...(schema ? { schema } : {}),
+      ...(sliceCount === undefined ? {} : { sliceCount }),
+    });
   }
   if (url === "memory:") return new MemoryJournal();
   for (const prefix of ["sqlite:", "file:"]) {

@@ -14,7 +14,7 @@ export interface SliceLeaseOptions {
   journal: Journal;
   /** This worker's id: unique among the workers sharing the journal, stable for the process's life. */
   workerId: string;
-  /** Slices of the system (a power of two); every worker must use the same number. */
+  /** Slices of the system (a power of two; default the journal's `sliceCount`); every worker must use the same number. */
   sliceCount?: number | undefined;
   /** How long a lease holds without renewal (ms, default 6,000): a dead worker's slices move after it. */
   leaseMs?: number | undefined;
@@ -96,7 +96,8 @@ export class SliceLeaseManager implements Ownership {
 
   constructor(options: SliceLeaseOptions) {
     this.endpoint = options.endpoint ?? (() => undefined);
-    this.sliceCount = requireSliceCount(options.sliceCount ?? DEFAULT_SLICE_COUNT);
+    // The journal's count unless told: leases over another count than the journal's rows would claim other slices.
+    this.sliceCount = requireSliceCount(options.sliceCount ?? options.journal.sliceCount ?? DEFAULT_SLICE_COUNT);
     if (!options.workerId) throw new InvalidInputError("a slice lease manager needs a workerId");
     this.workerId = options.workerId;
     this.leaseMs = positive("leaseMs", options.leaseMs ?? OWNERSHIP_DEFAULTS.leaseMs);

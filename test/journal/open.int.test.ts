@@ -69,5 +69,27 @@ describe.skipIf(!service.available)(
         await drop();
       }
     });
+
+    it("takes the slice count from ?slices=, and refuses one that is not a power of two, naming it", async () => {
+      const { schema, drop } = await freshPgSchema("open_journal_slices");
+      try {
+        const url = new URL(PG_URL);
+        url.searchParams.set("schema", schema);
+        url.searchParams.set("slices", "16");
+        const journal = (await openJournal(url.toString())) as PostgresJournal;
+        expect(journal.sliceCount).toBe(16);
+        expect(journal.options.connectionString).not.toContain("slices=");
+        await journal.close();
+        for (const bad of ["12", "0", "many"]) {
+          url.searchParams.set("slices", bad);
+          const error = await openJournal(url.toString()).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(InvalidInputError);
+          expect((error as Error).message).toContain(`slices=${bad}`);
+          expect((error as Error).message).toContain("power of two");
+        }
+      } finally {
+        await drop();
+      }
+    });
   },
 );

@@ -171,6 +171,14 @@ describe("SliceLeaseManager", () => {
     expect(b.ownedSlices()).toEqual([0, 1]);
   });
 
+  it("counts the slices its journal counts unless told", () => {
+    expect(new SliceLeaseManager({ journal: memoryJournal({ sliceCount: 8 }), workerId: "w" }).sliceCount).toBe(8);
+    expect(new SliceLeaseManager({ journal: memoryJournal(), workerId: "w" }).sliceCount).toBe(64);
+    expect(
+      new SliceLeaseManager({ journal: memoryJournal({ sliceCount: 8 }), workerId: "w", sliceCount: 4 }).sliceCount,
+    ).toBe(4);
+  });
+
   it("refuses bad options with a message naming them", () => {
     const journal = memoryJournal();
     expect(() => new SliceLeaseManager({ journal, workerId: "w", sliceCount: 3 })).toThrow(InvalidInputError);

@@ -46,6 +46,9 @@ describe("the figures the partition runs and the scale bench read", () => {
     expect(() => parseScaleArgs(["--workers", "1,x"])).toThrow(/--workers/);
     expect(() => parseScaleArgs(["--transport", "kafka"])).toThrow(/--transport/);
     expect(() => parseScaleArgs(["--db", "mysql://x"])).toThrow(/--db/);
+    expect(parseScaleArgs([]).slices).toBeUndefined();
+    expect(parseScaleArgs(["--slices", "16"]).slices).toBe(16);
+    for (const bad of ["12", "0", "lots"]) expect(() => parseScaleArgs(["--slices", bad])).toThrow(/--slices/);
   });
 
   it("takes the servers' CPU between two readings, and none where either reading has none", () => {
