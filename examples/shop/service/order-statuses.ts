@@ -25,21 +25,32 @@ export class OrderStatuses {
 
   /** Every order with a status (an order with no facts has none), oldest stream name first. */
   async list(): Promise<OrderSummary[]> {
+    const versions = await this.journal.listStreamVersions("order/");
+    const moved = versions.filter(({ stream, version }) => this.known.get(stream)?.version !== version);
+    // The moved orders are read together, a bounded number at a time: their catch-up reads reach the journal in
+    // the same turn and go out as one batched statement, where one after the other they were one statement each
+    // (about thirty a poll at 50 orders/s, which slowed the poll and the demo's client waiting on its counts).
+    for (let i = 0; i < moved.length; i += READ_TOGETHER) {
+      await Promise.all(moved.slice(i, i + READ_TOGETHER).map(({ stream }) => this.refresh(stream)));
+    }
     const out: OrderSummary[] = [];
-    for (const { stream, version } of await this.journal.listStreamVersions("order/")) {
-      let entry = this.known.get(stream);
-      if (entry?.version !== version) {
-        // Through the mailbox: a cached order catches up with the journal first (see Runtime.state).
-        const read = await this.runtime.state<OrderState>(stream);
-        const status = deriveStatus(read.state);
-        entry = {
-          version: read.version,
-          order: status === undefined ? undefined : { orderId: read.state.orderId, status },
-        };
-        this.known.set(stream, entry);
-      }
-      if (entry.order) out.push(entry.order);
+    for (const { stream } of versions) {
+      const order = this.known.get(stream)?.order;
+      if (order) out.push(order);
     }
     return out;
   }
+
+  private async refresh(stream: string): Promise<void> {
+    // Through the mailbox: a cached order catches up with the journal first (see Runtime.state).
+    const read = await this.runtime.state<OrderState>(stream);
+    const status = deriveStatus(read.state);
+    this.known.set(stream, {
+      version: read.version,
+      order: status === undefined ? undefined : { orderId: read.state.orderId, status },
+    });
+  }
 }
+
+/** Orders read at once by a listing: enough to fill a batched read, few enough not to flood the actor cache. */
+const READ_TOGETHER = 100;

@@ -54,4 +54,24 @@ describe("OrderStatuses", () => {
     expect((await statuses.list()).map((o) => o.orderId)).toEqual(["a", "b", "c"]);
     expect(reads.mock.calls).toEqual([["order/c"]]);
   });
+
+  it("reads the moved orders together, not one after the other", async () => {
+    const journal = memoryJournal();
+    const runtime = new Runtime({ journal, actors: [orderActor] });
+    await runtime.send("order/a", place);
+    await runtime.send("order/b", place);
+    const statuses = new OrderStatuses(journal, runtime);
+    const read = runtime.state.bind(runtime);
+    let open = 0;
+    let most = 0;
+    vi.spyOn(runtime, "state").mockImplementation(async (address: string) => {
+      open++;
+      most = Math.max(most, open);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      open--;
+      return read(address);
+    });
+    expect((await statuses.list()).map((o) => o.orderId)).toEqual(["a", "b"]);
+    expect(most).toBe(2);
+  });
 });
