@@ -47,11 +47,17 @@ export const needsStamp = (decision: Decision): boolean =>
  * so a commit that failed, or whose fate is unknown, leaves nothing advanced in memory (and drops
  * the activation with its counts anyway). A held count gone stale costs one refused commit and a
  * reload, where a read each time cost a round trip each time; both number the same.
+ *
+ * `assumeUnpublished`: a source with no held count starts from 0, unread. The runtime says so for an
+ * actor it holds since its stream was empty, on a command's first attempt: its sources are almost
+ * always its own aggregate's, which nobody published on before it. Where someone did (another actor
+ * publishing for the same aggregate), the guard (`expected` 0) refuses the commit, and the retry reads.
  */
 export async function stampPublished(
   journal: Pick<Journal, "getCheckpoint">,
   decision: Decision,
   held?: ReadonlyMap<string, number>,
+  assumeUnpublished = false,
 ): Promise<{ decision: Decision; counters: CheckpointWrite[] }> {
   const publish = decision.publish ?? [];
   if (!needsStamp(decision)) return { decision, counters: [] };
@@ -65,7 +71,8 @@ export async function stampPublished(
     const source = `${event.source}/${event.aggregateId}`;
     let counter = counters.get(source);
     if (!counter) {
-      const published = held?.get(source) ?? (await journal.getCheckpoint(PUBLISHED_COUNTER, source));
+      const published =
+        held?.get(source) ?? (assumeUnpublished ? 0 : await journal.getCheckpoint(PUBLISHED_COUNTER, source));
       counter = { consumer: PUBLISHED_COUNTER, source, version: published, expected: published };
       counters.set(source, counter);
     }

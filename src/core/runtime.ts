@@ -49,7 +49,13 @@ import type { HandOver } from "./hand-over.js";
 import { type CommandPrint, commandPrint, readHeld, requireSameCommand } from "./held-command.js";
 import type { Logger } from "./logger.js";
 import { Mailboxes } from "./mailbox.js";
-import { holdPublished, needsStamp, type PublishedCounts, stampPublished } from "./published-versions.js";
+import {
+  HELD_PUBLISHED_SOURCES,
+  holdPublished,
+  needsStamp,
+  type PublishedCounts,
+  stampPublished,
+} from "./published-versions.js";
 import { evolveRecords, recover } from "./recovery.js";
 import { checkSendInput } from "./send-input.js";
 import { SliceGate } from "./slice-gate.js";
@@ -143,6 +149,13 @@ interface Activation {
    * and gone with the activation (every failed commit drops it).
    */
   published?: PublishedCounts | undefined;
+  /**
+   * Held since its stream was empty (new, or recovered at version 0), every event since its own commit:
+   * a source it holds no count for is taken as never published on, unread, on a command's first attempt
+   * (`stampPublished`'s `assumeUnpublished`; a wrong guess is refused by the count's guard, and the retry
+   * reads). Cleared once it holds as many counts as it keeps, since a count let go must be read again.
+   */
+  bornEmpty?: boolean | undefined;
 }
 
 /** A runtime's counts (`Runtime.stats`). */
@@ -397,7 +410,7 @@ export class Runtime {
       // Only a decision that publishes with no version of its own stamps (no await otherwise), and it
       // reads a count only for a source this activation has not committed a count for yet.
       const stamped = needsStamp(decision)
-        ? await stampPublished(this.journal, decision, activation.published)
+        ? await stampPublished(this.journal, decision, activation.published, attempt === 0 && activation.bornEmpty)
         : undefined;
       if (stamped) decision = stamped.decision;
       const token = this.ownership.fence(slice);
@@ -457,7 +470,10 @@ export class Runtime {
       activation.state = nextState;
       activation.version = result.version;
       activation.unverified = false; // the commit expected this version and got it
-      if (stamped) activation.published = holdPublished(activation.published, stamped.counters);
+      if (stamped) {
+        activation.published = holdPublished(activation.published, stamped.counters);
+        if ((activation.published?.size ?? 0) >= HELD_PUBLISHED_SOURCES) activation.bornEmpty = false;
+      }
       for (const taken of publishedAtCommit) taken.committed();
       this.handRowsOver(commit, result, leasedTo);
       const afterCommitFault = this.faults.hit("commit.after");
@@ -610,6 +626,7 @@ export class Runtime {
       version: recovered.version,
       lastUsed: now,
       unverified: false,
+      bornEmpty: recovered.version === 0,
     };
     this.active.set(address, activation);
     this.passivate(now, address);
@@ -632,7 +649,13 @@ export class Runtime {
    */
   private activateNew(definition: AnyActor, address: string, id: string): Activation {
     const now = this.clock.now();
-    const activation: Activation = { state: definition.initialState(id), version: 0, lastUsed: now, unverified: true };
+    const activation: Activation = {
+      state: definition.initialState(id),
+      version: 0,
+      lastUsed: now,
+      unverified: true,
+      bornEmpty: true,
+    };
     this.active.set(address, activation);
     this.passivate(now, address);
     return activation;

@@ -80,18 +80,39 @@ const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /** Published counts held by an actor's activation (`stampPublished`), on the journal `open` gives. */
 export function heldPublishedSuite(open: () => Promise<{ journal: Journal; close: () => Promise<void> }>): void {
-  it("an active actor reads its published count once, at its first publish, and again once evicted", async () => {
+  it("a new actor reads no published count; one recovered reads it once, at its first publish", async () => {
     const { journal, close } = await open();
     try {
       const watch = watched(journal);
       const runtime = new Runtime({ journal: watch.journal, actors: [notes] });
+      // Held since its stream was empty: its own aggregate's count starts at 0, unread.
       for (let i = 1; i <= 5; i++) await runtime.send("notes/1", { type: "Note" }, { messageId: `m${i}` });
-      expect(watch.counterReads).toBe(1);
+      expect(watch.counterReads).toBe(0);
       runtime.evict("notes/1"); // the held count goes with the activation
       await runtime.send("notes/1", { type: "Note" }, { messageId: "m6" });
-      expect(watch.counterReads).toBe(2);
-      expect(await stamped(journal)).toEqual({ m1: 1, m2: 2, m3: 3, m4: 4, m5: 5, m6: 6 });
+      await runtime.send("notes/1", { type: "Note" }, { messageId: "m7" });
+      expect(watch.counterReads).toBe(1);
+      expect(await stamped(journal)).toEqual({ m1: 1, m2: 2, m3: 3, m4: 4, m5: 5, m6: 6, m7: 7 });
       expect(runtime.stats.conflicts).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a new actor publishing where another already did is refused by the count's guard, reads, and numbers on", async () => {
+    const { journal, close } = await open();
+    try {
+      const watch = watched(journal);
+      const runtime = new Runtime({ journal: watch.journal, actors: [notes, teller] });
+      await runtime.send("teller/x", { type: "Tell" }, { messageId: "x1" });
+      await runtime.send("teller/x", { type: "Tell" }, { messageId: "x2" });
+      // notes/1 is new, and guesses 0 for its aggregate's count: the guard refuses, the retry reads 2.
+      await runtime.send("notes/1", { type: "Note" }, { messageId: "m1" });
+      await runtime.send("notes/1", { type: "Note" }, { messageId: "m2" });
+      expect(await stamped(journal)).toEqual({ x1: 1, x2: 2, m1: 3, m2: 4 });
+      expect(runtime.stats.conflicts).toBe(1);
+      expect(watch.counterReads).toBe(1);
+      expect((await runtime.state<number>("notes/1")).state).toBe(2);
     } finally {
       await close();
     }
@@ -142,19 +163,19 @@ export function heldPublishedSuite(open: () => Promise<{ journal: Journal; close
       faults.arm("commit.before");
       await expect(runtime.send("notes/1", { type: "Note" }, { messageId: "m2" })).rejects.toThrow(InjectedFault);
       await runtime.send("notes/1", { type: "Note" }, { messageId: "m3" });
-      expect(watch.counterReads).toBe(1);
+      expect(watch.counterReads).toBe(0); // a new actor's first count is not read (the test above)
 
       // The commit never reached the journal: the activation and its count are dropped, and read again.
       watch.failNextCommit = "lost";
       await expect(runtime.send("notes/1", { type: "Note" }, { messageId: "m4" })).rejects.toThrow("connection lost");
       await runtime.send("notes/1", { type: "Note" }, { messageId: "m5" });
-      expect(watch.counterReads).toBe(2);
+      expect(watch.counterReads).toBe(1);
 
       // The commit landed but its caller was not told: the count is read again, and goes on after it.
       watch.failNextCommit = "unknown";
       await expect(runtime.send("notes/1", { type: "Note" }, { messageId: "m6" })).rejects.toThrow("connection lost");
       await runtime.send("notes/1", { type: "Note" }, { messageId: "m7" });
-      expect(watch.counterReads).toBe(3);
+      expect(watch.counterReads).toBe(2);
 
       expect(await stamped(journal)).toEqual({ m1: 1, m3: 2, m5: 3, m6: 4, m7: 5 });
       expect(runtime.stats.conflicts).toBe(0); // no count held past the journal's
