@@ -8,7 +8,6 @@ export const SNAPSHOT_COLUMNS = "stream, version, schema_version, state::text AS
 /** Unqualified on purpose: usable as `RETURNING` of an UPDATE on the outbox. */
 export const OUTBOX_COLUMNS =
   "id, seq, category, kind, stream, payload::text AS payload, status, attempts, not_before, lease_owner, lease_until, last_error, outcome, result::text AS result, created_at, updated_at";
-export const INBOX_COLUMNS = "consumer, message_id, reply::text AS reply, recorded_at";
 export const PARKED_COLUMNS = "consumer, source, version, message::text AS message, parked_at";
 export const DEAD_LETTER_COLUMNS =
   "id, consumer, message_id, payload::text AS payload, error, stack, attempts, first_failed_at, last_failed_at, status, resolved_at";

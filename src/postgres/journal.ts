@@ -32,14 +32,7 @@ import {
 import { claimSlices, journalSliceCount } from "../journal/outbox-slice.js";
 import { pruneBatchSize } from "../journal/prune.js";
 import { requirePublishedSlices } from "../journal/published.js";
-import {
-  documentRecord,
-  inboxRecord,
-  outboxRow,
-  parkedRecord,
-  snapshotRecord,
-  streamNames,
-} from "../journal/sql-rows.js";
+import { outboxRow, parkedRecord, snapshotRecord, streamNames } from "../journal/sql-rows.js";
 import type {
   ClaimOptions,
   Commit,
@@ -66,7 +59,7 @@ import type {
   StreamVersion,
 } from "../journal/types.js";
 import { appendPublished, appendPublishedBatch, type PublishedAppend } from "./append-published.js";
-import { DOCUMENT_COLUMNS, INBOX_COLUMNS, OUTBOX_COLUMNS, PARKED_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
+import { OUTBOX_COLUMNS, PARKED_COLUMNS, SNAPSHOT_COLUMNS } from "./columns.js";
 import { commitBatch } from "./commit-batch.js";
 import * as consoleQueries from "./console-queries.js";
 import * as deadLetters from "./dead-letters.js";
@@ -157,11 +150,7 @@ export class PostgresJournal implements Journal {
   /** Appends to the published log that arrive together: one call, one transaction (see schema/0001_baseline/oncely_publish_batch.sql). */
   private readonly publishedAppends: GroupCommitter<PublishedAppend, number>;
   /** Point reads that arrive together go to the server as one statement each kind (see read-by-keys.ts). */
-  private readonly inboxReads: GroupCommitter<Key, Record<string, unknown>[]>;
-  private readonly checkpointReads: GroupCommitter<Key, Record<string, unknown>[]>;
-  private readonly documentReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly parkedReads: GroupCommitter<Key, Record<string, unknown>[]>;
-  private readonly parkedAtReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly snapshotReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly outboxReads: GroupCommitter<Key, Record<string, unknown>[]>;
   private readonly versionReads: GroupCommitter<Key, Record<string, unknown>[]>;
@@ -227,20 +216,11 @@ export class PostgresJournal implements Journal {
     this.snapshotTailReads = this.batchedReads((q, reads) => readFromSnapshots(q, this.tables, reads));
     this.publishedReads = this.batchedReads((q, reads) => readPublishedPages(q, this.tables, reads));
     const t = this.tables;
-    this.inboxReads = this.pointReads({ table: t.inbox, columns: INBOX_COLUMNS, keys: ["consumer", "message_id"] });
-    this.checkpointReads = this.pointReads({ table: t.checkpoints, columns: "version", keys: ["consumer", "source"] });
-    this.documentReads = this.pointReads({ table: t.documents, columns: DOCUMENT_COLUMNS, keys: ["collection", "id"] });
     this.parkedReads = this.pointReads({
       table: t.parked,
       columns: PARKED_COLUMNS,
       keys: ["consumer", "source"],
       orderBy: "version",
-    });
-    this.parkedAtReads = this.pointReads({
-      table: t.parked,
-      columns: PARKED_COLUMNS,
-      keys: ["consumer", "source", "version"],
-      keyTypes: ["text", "text", "integer"],
     });
     this.snapshotReads = this.pointReads({ table: t.snapshots, columns: SNAPSHOT_COLUMNS, keys: ["stream"] });
     // Forwarders waiting on their rows all read at each outbox signal: one statement for all of them.
@@ -411,8 +391,7 @@ export class PostgresJournal implements Journal {
   }
 
   async getInbox(consumer: string, messageId: string): Promise<InboxRecord | undefined> {
-    const [row] = await this.inboxReads.submit([consumer, messageId]);
-    return row ? inboxRecord(row) : undefined;
+    return (await this.stateReads.submit({ inbox: [{ consumer, messageId }] })).inbox[0];
   }
 
   pruneInbox(before: number): Promise<number> {
@@ -425,8 +404,7 @@ export class PostgresJournal implements Journal {
   }
 
   async getCheckpoint(consumer: string, source: string): Promise<number> {
-    const [row] = await this.checkpointReads.submit([consumer, source]);
-    return Number(row?.version ?? 0);
+    return (await this.stateReads.submit({ checkpoints: [{ consumer, source }] })).checkpoints[0] ?? 0;
   }
 
   async listParked(consumer: string, source?: string): Promise<ParkedRecord[]> {
@@ -439,8 +417,7 @@ export class PostgresJournal implements Journal {
   }
 
   async getParked(consumer: string, source: string, version: number): Promise<ParkedRecord | undefined> {
-    const [row] = await this.parkedAtReads.submit([consumer, source, String(version)]);
-    return row ? parkedRecord(row) : undefined;
+    return (await this.stateReads.submit({ parked: [{ consumer, source, version }] })).parked[0];
   }
 
   summarize(): Promise<JournalSummary> {
@@ -531,8 +508,7 @@ export class PostgresJournal implements Journal {
   }
 
   async getDocument(collection: string, id: string): Promise<DocumentRecord | undefined> {
-    const [row] = await this.documentReads.submit([collection, id]);
-    return row ? documentRecord(row) : undefined;
+    return (await this.stateReads.submit({ documents: [{ collection, id }] })).documents[0];
   }
 
   listDocuments(collection: string, limit = Number.POSITIVE_INFINITY): Promise<DocumentRecord[]> {

@@ -5,9 +5,11 @@ import { withCountingJournal } from "../support/pg-statements.js";
 import { freshPgSchema, PG_URL, probePostgres } from "../support/services.js";
 
 /**
- * Point reads on PostgreSQL (inbox rows, checkpoints, documents, parked messages of a source,
- * snapshots, stream versions, outbox rows by id: forwarders waiting on their rows) that arrive together go as one statement per kind, each answering
- * what it alone would; a key the server refuses fails its own read only.
+ * Point reads on PostgreSQL that arrive together go as one statement: the consumer-state kinds (inbox
+ * rows, checkpoints, documents, a parked version) all in one (`readState`'s), the others (parked
+ * messages of a source, snapshots, stream versions, outbox rows by id: forwarders waiting on their
+ * rows) one per kind; each answers what it alone would, and a key the server refuses fails its own
+ * read only.
  */
 const service = await probePostgres();
 const UNNEST = /unnest\(\$1::text\[\]/;
@@ -45,7 +47,7 @@ describe.skipIf(!service.available)(
     });
     afterAll(async () => drop());
 
-    it("answers a burst of reads of every kind with one statement per kind, each as it alone would", async () => {
+    it("answers a burst of reads of every kind with one statement for consumer state and one per other kind, each as it alone would", async () => {
       await withCountingJournal(schema, `oncely-test-point-reads-${process.pid}`, async (journal, { matching }) => {
         const [
           inbox,
@@ -62,6 +64,8 @@ describe.skipIf(!service.available)(
           noV,
           row,
           noRow,
+          parkedAt,
+          noParkedAt,
         ] = await Promise.all([
           journal.getInbox("c", "m1"),
           journal.getInbox("c", "m2"),
@@ -77,9 +81,12 @@ describe.skipIf(!service.available)(
           journal.streamVersion("order/2"),
           journal.getOutbox("o1"),
           journal.getOutbox("o2"),
+          journal.getParked("c", "orders/1", 5),
+          journal.getParked("c", "orders/1", 7),
         ]);
-        // Seven kinds, two reads each: seven statements, not fourteen.
-        expect(matching(UNNEST)).toBe(7);
+        // Eight kinds, two reads each: five statements (inbox, checkpoints, documents and parked versions
+        // together; parked lists, snapshots, versions, outbox rows), not sixteen.
+        expect(matching(UNNEST)).toBe(5);
         expect(inbox).toEqual({ consumer: "c", messageId: "m1", reply: { ok: 1 }, recordedAt: 7 });
         expect(missingInbox).toBeUndefined();
         expect([checkpoint, noCheckpoint]).toEqual([3, 0]);
@@ -98,6 +105,8 @@ describe.skipIf(!service.available)(
           payload: { to: "order/1" },
         });
         expect(noRow).toBeUndefined();
+        expect(parkedAt).toMatchObject({ consumer: "c", source: "orders/1", version: 5, message: { v: 5 } });
+        expect(noParkedAt).toBeUndefined();
       });
     });
 
