@@ -31,10 +31,12 @@ export function byRequest<T>(
 }
 
 /**
- * Many point reads in ONE statement, one index probe per key: the reads that a consumer's events
- * in flight make together (the inbox row, the checkpoint, the document of each), or actors waking
- * together (their snapshots), cost one round trip, and one parse and plan per connection (a
- * prepared statement), instead of one each. Rows come back grouped by key, in the order of `keys`.
+ * Many point reads of one kind in ONE statement, one index probe per key: the reads that arrive
+ * together (the parked messages of several sources, the snapshots of actors waking together, the
+ * versions of several streams, outbox rows forwarders wait on) cost one round trip, and one parse
+ * and plan per connection (a prepared statement), instead of one each. Rows come back grouped by
+ * key, in the order of `keys`. Consumer state (inbox rows, checkpoints, documents, a parked version)
+ * goes with `readState`'s reads instead, every kind in one statement (read-state.ts).
  */
 export async function readByKeys(
   q: Queryable,
