@@ -6,6 +6,11 @@ const { connect } = natsNode;
 /**
  * A connection that never gives up reconnecting: after a broker restart nats.js reconnects by
  * itself and the transport's consume loops restart their pulls (see `subscription.ts`).
+ *
+ * `noAsyncTraces` by default: otherwise nats.js builds an Error, stack trace and all, for every
+ * request it sends (each JetStream publish is one) to name the call site should it time out. The
+ * transport names what failed itself (subject, message id); pass `noAsyncTraces: false` to get the
+ * traces back while debugging.
  */
 export function connectNats(
   servers: string | string[],
@@ -16,6 +21,7 @@ export function connectNats(
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     waitOnFirstConnect: false,
+    noAsyncTraces: true,
     ...options,
   });
 }
