@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connectNats } from "../src/nats/connection.js";
 
 /**
@@ -16,7 +16,7 @@ const nc = await connectNats(process.env.ONCELY_TEST_NATS_URL ?? "nats://127.0.0
 const jsm = await jetstreamManager(nc);
 const name = `ONCELY_PUBLISH_COST_${process.pid}`;
 const subject = `oncely-publish-cost-${process.pid}.x`;
-await jsm.streams.add({ name, subjects: [subject], storage: "memory" as never });
+await jsm.streams.add({ name, subjects: [subject], storage: StorageType.Memory });
 try {
   const js = jetstream(nc);
   const total = 20_000;

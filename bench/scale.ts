@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { runDemo } from "../examples/shop/demo/run-demo.js";
+import { requireSliceCount } from "../src/core/slices.js";
 import { serverCpu, serverCpuSince } from "./server-cpu.js";
 
 /**
@@ -67,12 +68,11 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions {
     throw new Error(`--rate needs orders per second above 0 (at most 100000), got "${rateRaw}"`);
   }
   const slicesRaw = value("slices");
-  const slices = slicesRaw === undefined ? undefined : Number(slicesRaw);
-  if (
-    slices !== undefined &&
-    !(Number.isInteger(slices) && slices >= 1 && slices <= 65_536 && (slices & (slices - 1)) === 0)
-  ) {
-    throw new Error(`--slices needs a power of two from 1 to 65536, got "${slicesRaw}"`);
+  let slices: number | undefined;
+  try {
+    slices = slicesRaw === undefined ? undefined : requireSliceCount(Number(slicesRaw));
+  } catch (error) {
+    throw new Error(`--slices "${slicesRaw}": ${(error as Error).message}`);
   }
   return {
     workers,
